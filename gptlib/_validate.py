@@ -1,0 +1,49 @@
+"""Input checks shared by gptlib's modules: clear errors instead of tracebacks from inside torch."""
+
+from __future__ import annotations
+
+import torch
+
+
+def check_token_ids(idx: torch.Tensor, vocab_size: int, max_len: int | None = None) -> None:
+    """Raise ValueError unless `idx` is an integer tensor [B, T] of ids in [0, vocab_size)."""
+    if not isinstance(idx, torch.Tensor):
+        raise ValueError(
+            f"token ids must be a torch.Tensor of shape [B, T], got {type(idx).__name__}; "
+            "wrap them with torch.tensor([...])"
+        )
+    if idx.dtype.is_floating_point or idx.dtype.is_complex or idx.dtype == torch.bool:
+        raise ValueError(
+            f"token ids must be an integer tensor (torch.long), got dtype {idx.dtype}; "
+            "pass ids from the tokenizer, or convert with idx.long()"
+        )
+    if idx.dim() != 2:
+        hint = " add a batch dimension with idx.unsqueeze(0)" if idx.dim() == 1 else ""
+        raise ValueError(
+            f"token ids must have shape [B, T] (2 dimensions), got shape {list(idx.shape)};{hint}"
+        )
+    T = idx.shape[1]
+    if T == 0:
+        raise ValueError("token ids have length T=0: give at least one token per sequence")
+    if max_len is not None and T > max_len:
+        raise ValueError(
+            f"sequence length T={T} exceeds the model's max_len={max_len}; crop the input to "
+            f"its last {max_len} tokens (idx[:, -{max_len}:]) or build the model with a larger "
+            "max_len"
+        )
+    low, high = int(idx.min()), int(idx.max())
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
+        raise ValueError(
+            f"token id {bad} is out of range for vocab_size={vocab_size} (valid ids are "
+            f"0..{vocab_size - 1}); was the text encoded with a different tokenizer?"
+        )
+
+
+def check_features(x: torch.Tensor, d: int, name: str = "x") -> None:
+    """Raise ValueError unless `x` is a floating tensor [B, T, d] with the given last size."""
+    if not isinstance(x, torch.Tensor) or not x.dtype.is_floating_point:
+        got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"{name} must be a floating-point tensor [B, T, {d}], got {got}")
+    if x.dim() != 3 or x.shape[-1] != d:
+        raise ValueError(f"{name} must have shape [B, T, {d}], got {list(x.shape)}")

@@ -1,0 +1,113 @@
+"""The pieces of a Transformer block: MLP, LayerNorm and the residual Block (notebooks 05, 06).
+
+All take and return [B, T, d].
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from gptlib.attention import CausalSelfAttention, KVCache
+
+NORM_PLACEMENTS = ("pre", "post")
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward network d → 4d → d with GELU (notebook 05).
+
+    Holds 8d² weights (+ 5d biases): twice the 4d² of attention. [B, T, d] → [B, T, d].
+    """
+
+    def __init__(self, d_model: int, hidden: int | None = None, bias: bool = True,
+                 dropout: float = 0.0) -> None:
+        super().__init__()
+        hidden = 4 * d_model if hidden is None else hidden
+        self.up = nn.Linear(d_model, hidden, bias=bias)
+        self.down = nn.Linear(hidden, d_model, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.down(F.gelu(self.up(x))))
+
+
+def layer_norm(
+    x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float = 1e-5
+) -> torch.Tensor:
+    """LayerNorm written out over the last axis: γ ⊙ (x − μ) / √(σ² + ε) + β (notebook 06).
+
+    σ² is the biased variance (divide by d, not d − 1), and ε sits inside the square root, as in
+    `nn.LayerNorm`. x: [..., d]; weight γ and bias β: [d] or None.
+    """
+    mean = x.mean(dim=-1, keepdim=True)
+    var = (x - mean).pow(2).mean(dim=-1, keepdim=True)
+    y = (x - mean) / torch.sqrt(var + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+class LayerNorm(nn.Module):
+    """Layer normalisation with learned γ (`weight`) and β (`bias`), [..., d] → [..., d] (notebook 06).
+
+    The forward pass is `layer_norm` written out; parameter names match `nn.LayerNorm`, so
+    state dicts load into either.
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-5, bias: bool = True) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.bias = nn.Parameter(torch.zeros(d_model)) if bias else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return layer_norm(x, self.weight, self.bias, self.eps)
+
+
+class Block(nn.Module):
+    """One Transformer block: attention then MLP, each inside a residual connection (notebook 06).
+
+    norm="pre" (GPT-2 onward): x ← x + F(LN(x)); the residual path is a clean sum.
+    norm="post" (original Transformer): x ← LN(x + F(x)).
+    `residual=False` drops the skip connections (x ← F(LN(x))), for notebook 05's
+    gradient-flow experiment. [B, T, d] → [B, T, d].
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        norm: str = "pre",
+        bias: bool = True,
+        dropout: float = 0.0,
+        attn_impl: str = "sdpa",
+        residual: bool = True,
+    ) -> None:
+        super().__init__()
+        if norm not in NORM_PLACEMENTS:
+            raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
+        self.norm, self.residual = norm, residual
+        self.ln1 = LayerNorm(d_model, bias=bias)
+        self.ln2 = LayerNorm(d_model, bias=bias)
+        self.attn = CausalSelfAttention(d_model, n_heads, bias=bias, dropout=dropout, impl=attn_impl)
+        self.mlp = MLP(d_model, bias=bias, dropout=dropout)
+
+    def forward(
+        self, x: torch.Tensor, cache: KVCache | None = None, return_weights: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """x [B, T, d] → (x [B, T, d], attention weights [B, h, T, T_k] or None)."""
+        if self.norm == "pre":
+            a, weights = self.attn(self.ln1(x), cache=cache, return_weights=return_weights)
+            x = self._add(x, a)
+            x = self._add(x, self.mlp(self.ln2(x)))
+        else:
+            a, weights = self.attn(x, cache=cache, return_weights=return_weights)
+            x = self.ln1(self._add(x, a))
+            x = self.ln2(self._add(x, self.mlp(x)))
+        return x, weights
+
+    def _add(self, x: torch.Tensor, update: torch.Tensor) -> torch.Tensor:
+        return x + update if self.residual else update

@@ -1,0 +1,49 @@
+"""Turning next-token logits into a token: temperature, top-k, greedy (notebook 07)."""
+
+from __future__ import annotations
+
+import torch
+
+
+def validate_sampling(temperature: float, top_k: int | None) -> None:
+    """Raise ValueError for a negative temperature or a top_k below 1."""
+    if not temperature >= 0:  # also catches NaN
+        raise ValueError(
+            f"temperature must be >= 0, got {temperature}; use 0 for greedy decoding, values "
+            "below 1 for safer text and above 1 for more varied text"
+        )
+    if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"top_k must be a positive int or None (no cut-off), got {top_k!r}")
+
+
+def next_token_probs(
+    logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None
+) -> torch.Tensor:
+    """Logits [B, V] → probabilities [B, V] after temperature and top-k (notebook 07).
+
+    Dividing logits by the temperature before the softmax sharpens (< 1) or flattens (> 1) the
+    distribution; top-k keeps the k most likely tokens (k > V keeps all). temperature=0 means
+    greedy: all the mass on the arg-max.
+    """
+    validate_sampling(temperature, top_k)
+    if temperature == 0:
+        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
+    logits = logits / temperature
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    return torch.softmax(logits, dim=-1)
+
+
+def sample_next(
+    logits: torch.Tensor,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """Logits [B, V] → next token ids [B, 1], sampled (or arg-max when temperature == 0)."""
+    if temperature == 0:
+        validate_sampling(temperature, top_k)
+        return logits.argmax(-1, keepdim=True)
+    probs = next_token_probs(logits, temperature, top_k)
+    return torch.multinomial(probs, 1, generator=generator)
