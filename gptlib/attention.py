@@ -16,7 +16,9 @@ from torch import nn
 from gptlib._validate import check_features
 
 
-def causal_mask(T_q: int, T_k: int | None = None, device: torch.device | None = None) -> torch.Tensor:
+def causal_mask(
+    T_q: int, T_k: int | None = None, device: torch.device | None = None
+) -> torch.Tensor:
     """Boolean mask [T_q, T_k], True where query i may attend to key j (notebook 03).
 
     Queries are the last `T_q` of `T_k` positions (T_k defaults to T_q), so query i sits at

@@ -20,8 +20,9 @@ class MLP(nn.Module):
     Holds 8d² weights (+ 5d biases): twice the 4d² of attention. [B, T, d] → [B, T, d].
     """
 
-    def __init__(self, d_model: int, hidden: int | None = None, bias: bool = True,
-                 dropout: float = 0.0) -> None:
+    def __init__(
+        self, d_model: int, hidden: int | None = None, bias: bool = True, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         hidden = 4 * d_model if hidden is None else hidden
         self.up = nn.Linear(d_model, hidden, bias=bias)
@@ -51,7 +52,9 @@ def layer_norm(
 
 
 class LayerNorm(nn.Module):
-    """Layer normalisation with learned γ (`weight`) and β (`bias`), [..., d] → [..., d] (notebook 06).
+    """Layer normalisation with learned γ (`weight`) and β (`bias`), [..., d] → [..., d].
+
+    Introduced in notebook 06.
 
     The forward pass is `layer_norm` written out; parameter names match `nn.LayerNorm`, so
     state dicts load into either.
@@ -92,7 +95,9 @@ class Block(nn.Module):
         self.norm, self.residual = norm, residual
         self.ln1 = LayerNorm(d_model, bias=bias)
         self.ln2 = LayerNorm(d_model, bias=bias)
-        self.attn = CausalSelfAttention(d_model, n_heads, bias=bias, dropout=dropout, impl=attn_impl)
+        self.attn = CausalSelfAttention(
+            d_model, n_heads, bias=bias, dropout=dropout, impl=attn_impl
+        )
         self.mlp = MLP(d_model, bias=bias, dropout=dropout)
 
     def forward(

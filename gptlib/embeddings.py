@@ -47,7 +47,9 @@ class PositionalEmbedding(nn.Module):
         if kind == "learned":
             self.table = nn.Embedding(max_len, d_model)
         elif kind == "sinusoidal":
-            self.register_buffer("table_values", sinusoidal_positions(max_len, d_model), persistent=False)
+            self.register_buffer(
+                "table_values", sinusoidal_positions(max_len, d_model), persistent=False
+            )
 
     def forward(self, start: int, T: int, device: torch.device) -> torch.Tensor:
         """Vectors for positions start..start+T-1, [T, d]."""

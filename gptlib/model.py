@@ -74,8 +74,14 @@ class GPT(nn.Module):
         self.pos_emb = PositionalEmbedding(c.positions, c.max_len, c.d_model)
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            Block(c.d_model, c.n_heads, norm=c.norm, bias=c.bias, dropout=c.dropout,
-                  attn_impl=c.attn_impl)
+            Block(
+                c.d_model,
+                c.n_heads,
+                norm=c.norm,
+                bias=c.bias,
+                dropout=c.dropout,
+                attn_impl=c.attn_impl,
+            )
             for _ in range(c.n_layers)
         )
         # Pre-LN needs a final norm before the unembedding; Post-LN blocks already end in one.
@@ -114,8 +120,9 @@ class GPT(nn.Module):
         x = self.dropout(self.tok_emb(idx) + self.pos_emb(start, T, idx.device))  # [B, T, d]
         weights = []
         for i, block in enumerate(self.blocks):
-            x, w = block(x, cache=None if caches is None else caches[i],
-                         return_weights=return_weights)
+            x, w = block(
+                x, cache=None if caches is None else caches[i], return_weights=return_weights
+            )
             if w is not None:
                 weights.append(w)
         return self.ln_f(x), weights
@@ -191,7 +198,9 @@ class GPT(nn.Module):
             self.train(was_training)
         return torch.stack(tokens, dim=1)
 
-    def _recomputed_logits(self, tokens: list[torch.Tensor], start: int, state: dict) -> torch.Tensor:
+    def _recomputed_logits(
+        self, tokens: list[torch.Tensor], start: int, state: dict
+    ) -> torch.Tensor:
         h, _ = self._hidden(torch.stack(tokens[start:], dim=1))
         return self.head(h[:, -1])
 
@@ -202,7 +211,9 @@ class GPT(nn.Module):
             B = tokens[0].shape[0]
             ref = self.head.weight
             state["caches"] = [
-                KVCache.empty(B, c.n_heads, c.max_len, c.d_model // c.n_heads, ref.device, ref.dtype)
+                KVCache.empty(
+                    B, c.n_heads, c.max_len, c.d_model // c.n_heads, ref.device, ref.dtype
+                )
                 for _ in range(c.n_layers)
             ]
         caches = state["caches"]
