@@ -1,0 +1,84 @@
+"""Re-execute notebooks in place, each in one fresh kernel, and store clean outputs.
+
+    python scripts/run_notebooks.py                 # every notebooks/*.ipynb
+    python scripts/run_notebooks.py notebooks/02_*.ipynb
+    python scripts/run_notebooks.py --dry-run       # execute and time, write nothing
+
+Run it after any change to gptlib or a notebook, then commit the notebooks. It prints each
+notebook's execution time. Kernels run on the CPU (GPTLIB_DEVICE=cpu) with a fixed hash seed,
+so the stored outputs are what strict nbval (`pytest --nbval`) reproduces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+KEPT_CELL_METADATA = ("tags", "nbgrader", "editable", "deletable")
+NOTEBOOK_METADATA = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
+KERNEL_ENV = {"GPTLIB_DEVICE": "cpu", "PYTHONHASHSEED": "0", "TQDM_DISABLE": "1"}
+
+
+def clean_metadata(nb: nbformat.NotebookNode) -> None:
+    """Keep only metadata that readers and graders need (no timings, no widget state)."""
+    nb.metadata = nbformat.from_dict(NOTEBOOK_METADATA)
+    for cell in nb.cells:
+        cell.metadata = nbformat.from_dict(
+            {k: v for k, v in cell.metadata.items() if k in KEPT_CELL_METADATA}
+        )
+        cell.pop("id", None)
+    nb.nbformat, nb.nbformat_minor = 4, 4
+
+
+def execute(path: Path, timeout: int) -> tuple[nbformat.NotebookNode, float]:
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    client.execute()
+    return nb, time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
+    parser.add_argument("--dry-run", action="store_true", help="execute and time, write nothing")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    os.environ.update(KERNEL_ENV)
+    total = 0.0
+    for path in paths:
+        nb, seconds = execute(path, args.timeout)
+        total += seconds
+        clean_metadata(nb)
+        if not args.dry_run:
+            nbformat.validate(nb)
+            nbformat.write(nb, path)
+        print(f"{path.name:45s} {seconds:7.1f} s", flush=True)
+    print(f"{'total':45s} {total:7.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
