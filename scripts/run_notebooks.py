@@ -5,8 +5,9 @@
     python scripts/run_notebooks.py --dry-run       # execute and time, write nothing
 
 Run it after any change to gptlib or a notebook, then commit the notebooks. It prints each
-notebook's execution time. Kernels import this checkout's gptlib and run on the CPU (GPTLIB_DEVICE=cpu) with a fixed hash seed,
-so the stored outputs are what strict nbval (`pytest --nbval`) reproduces.
+notebook's execution time. Kernels import this checkout's gptlib and run on the CPU
+(GPTLIB_DEVICE=cpu) with a fixed hash seed, so the stored outputs are what strict nbval
+(`pytest --nbval`) reproduces.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def test_every_runtime_and_lab_dependency_is_in_environment_yml_with_the_same_bo
     for requirement in wanted:
         name, bound = _split(requirement)
         conda_name = CONDA_NAMES.get(name, name)
-        assert conda_name in conda, f"{requirement} from pyproject.toml is missing in environment.yml"
+        assert conda_name in conda, f"{requirement} (pyproject.toml) missing in environment.yml"
         assert conda[conda_name] == bound, f"{conda_name}: {conda[conda_name]} vs pyproject {bound}"
 
 
