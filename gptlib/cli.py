@@ -72,7 +72,9 @@ def _train_parser(sub: argparse._SubParsersAction) -> None:
     model.add_argument("--max-len", type=int, help="positions the model knows; default: block")
     model.add_argument("--dropout", type=float, default=0.0)
     out = p.add_argument_group("output and machine")
-    out.add_argument("--out", default="gptlib_model.pt", help="checkpoint path")
+    out.add_argument(
+        "--out", help="checkpoint path (default: the --resume file, else gptlib_model.pt)"
+    )
     out.add_argument("--no-save", action="store_true", help="do not write a checkpoint")
     out.add_argument("--resume", metavar="CHECKPOINT", help="continue a saved run")
     out.add_argument("--device", help="cpu, cuda or mps (default: the best available)")
@@ -148,16 +150,18 @@ def train(args: argparse.Namespace) -> dict:
         file=sys.stderr,
     )
 
+    out = args.out or args.resume or "gptlib_model.pt"
+
     def save(t: Trainer) -> None:
         if not args.no_save:
-            save_checkpoint(args.out, model, tokenizer, t, meta={"corpus": name})
+            save_checkpoint(out, model, tokenizer, t, meta={"corpus": name})
 
     start = time.perf_counter()
     trainer.run(progress=not args.no_progress, on_evaluate=save)
     summary = trainer.summary()
     summary["wall_seconds"] = round(time.perf_counter() - start, 3)
     if not args.no_save:
-        print(f"checkpoint saved to {args.out}", file=sys.stderr)
+        print(f"checkpoint saved to {out}", file=sys.stderr)
     return summary
 
 
