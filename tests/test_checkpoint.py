@@ -10,7 +10,7 @@ import gptlib.checkpoint as checkpoint_module
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.checkpoint import load_checkpoint, save_checkpoint
 from gptlib.data import SONNETS, CharTokenizer, train_val_split
-from gptlib.train import Trainer, TrainConfig
+from gptlib.train import TrainConfig, Trainer
 
 TOKENIZER = CharTokenizer.from_text(SONNETS)
 TRAIN_IDS, VAL_IDS = train_val_split(TOKENIZER.encode(SONNETS))

@@ -7,7 +7,7 @@ import torch
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import SONNETS, BatchSampler, CharTokenizer, train_val_split
-from gptlib.train import History, NonFiniteLossError, Trainer, TrainConfig, learning_rate
+from gptlib.train import History, NonFiniteLossError, TrainConfig, Trainer, learning_rate
 
 TOKENIZER = CharTokenizer.from_text(SONNETS)
 TRAIN_IDS, VAL_IDS = train_val_split(TOKENIZER.encode(SONNETS))
