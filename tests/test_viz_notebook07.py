@@ -9,7 +9,7 @@ import torch  # noqa: E402
 
 from gptlib.train import History  # noqa: E402
 from gptlib.viz.sampling import plot_next_char_distribution, printable  # noqa: E402
-from gptlib.viz.trained_attention import plot_attention_map  # noqa: E402
+from gptlib.viz.trained_attention import plot_attention_grid, plot_attention_map  # noqa: E402
 from gptlib.viz.training import plot_loss_curves  # noqa: E402
 
 
@@ -37,4 +37,11 @@ def test_attention_heatmap_has_one_label_per_character():
     ax = plot_attention_map(torch.eye(3), "abc")
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
     assert ax.images[0].get_array().shape == (3, 3)
+    plt.close("all")
+
+
+def test_attention_grid_has_one_panel_per_layer_and_head():
+    fig = plot_attention_grid(torch.rand(2, 3, 4, 4), "abcd")
+    assert len(fig.axes) == 6
+    assert fig.axes[3].get_ylabel() == "layer 1" and fig.axes[2].get_title() == "head 2"
     plt.close("all")

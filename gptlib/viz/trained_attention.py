@@ -23,3 +23,23 @@ def plot_attention_map(
     ax.set_ylabel("query (character predicting the next)")
     ax.set_title(title)
     return ax
+
+
+def plot_attention_grid(maps: torch.Tensor, text: str, size: float = 2.0) -> plt.Figure:
+    """Every layer (rows) and head (columns) of maps [L, h, T, T] as small heatmaps."""
+    L, h = maps.shape[:2]
+    fig, axes = plt.subplots(L, h, figsize=(size * h, size * L), squeeze=False)
+    for layer in range(L):
+        for head in range(h):
+            ax = axes[layer, head]
+            ax.imshow(maps[layer, head].cpu().numpy(), cmap="viridis", vmin=0, vmax=1)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if layer == 0:
+                ax.set_title(f"head {head}", fontsize=9)
+            if head == 0:
+                ax.set_ylabel(f"layer {layer}", fontsize=9)
+    shown = text if len(text) <= 30 else text[:30] + "…"
+    fig.suptitle(f"attention of every layer and head on {shown!r}")
+    fig.tight_layout()
+    return fig

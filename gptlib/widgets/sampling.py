@@ -66,14 +66,15 @@ def next_char_report(
     seed: int = 0,
 ) -> NextCharReport:
     """The next-character distribution after `prompt` and a seeded sample of `n_sample` chars."""
-    idx = tokenizer.encode(prompt)[None]  # [1, T]
+    device = model.head.weight.device
+    idx = tokenizer.encode(prompt)[None].to(device)  # [1, T]
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
             logits, _ = model(idx[:, -model.config.max_len :])
-        probs = next_token_probs(logits[:, -1], temperature, top_k)[0]  # [V]
-        generator = torch.Generator().manual_seed(seed)
+        probs = next_token_probs(logits[:, -1], temperature, top_k)[0].cpu()  # [V]
+        generator = torch.Generator(device=device).manual_seed(seed)
         out = model.generate(idx, n_sample, temperature, top_k, generator=generator)
     finally:
         model.train(was_training)
