@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -451,6 +451,51 @@ def cost_report(
         memory=training_memory(n, weight_bytes=2, grad_bytes=2, optimizer_bytes=12),
         kv_cache_bytes=kv_cache_bytes(arch.n_layers, arch.context, arch.d_model),
     )
+
+
+def calculator_report(
+    preset: str = "Llama 2 7B",
+    *,
+    n_layers: int | None = None,
+    d_model: int | None = None,
+    n_heads: int | None = None,
+    vocab_size: int | None = None,
+    context: int | None = None,
+    d_ff: int | None = None,
+    n_tokens: float | None = None,
+    peak_tflops: float = A100_BF16_PEAK / 1e12,
+    mfu: float = 0.4,
+) -> CostReport:
+    """The cost calculator's state as a pure function (notebook 08's widget).
+
+    Starts from `PRESETS[preset]` (style, biases, tying and positions come from it) and
+    replaces the shape numbers that are given. `n_tokens` defaults to the published run's
+    tokens for GPT-3 and Llama 2, else to 20 tokens a parameter (the compute-optimal ratio of
+    Hoffmann et al. 2022). The peak is in TFLOP/s, `mfu` a fraction of it.
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {list(PRESETS)}")
+    base = PRESETS[preset]
+    changes = {
+        name: value
+        for name, value in (
+            ("n_layers", n_layers),
+            ("d_model", d_model),
+            ("n_heads", n_heads),
+            ("vocab_size", vocab_size),
+            ("context", context),
+            ("d_ff", d_ff),
+        )
+        if value is not None
+    }
+    arch = replace(base, **changes)
+    shape = ("n_layers", "d_model", "n_heads", "vocab_size", "context", "ffn_width")
+    if any(getattr(arch, name) != getattr(base, name) for name in shape):
+        arch = replace(arch, name=f"{preset} (modified)")
+    if n_tokens is None:
+        n_tokens = PRESET_TRAINING_TOKENS.get(preset, 20 * parameter_counts(arch).total)
+    _check_positive("peak_tflops", peak_tflops)
+    return cost_report(arch, n_tokens, peak_flops=peak_tflops * 1e12, mfu=mfu)
 
 
 # Measuring --------------------------------------------------------------------------------

@@ -350,3 +350,19 @@ def test_cost_report_follows_its_inputs():
     )
     with pytest.raises(ValueError, match="n_tokens"):
         cost_report(LLAMA, 0)
+
+
+def test_calculator_report_defaults_to_the_chapters_run_and_applies_changes():
+    lines = costs.calculator_report().lines()
+    assert "total training FLOPs = 8.09e+22" in lines
+    assert "accelerator-hours at 312 TFLOP/s × 40% MFU = 179,979" in lines
+    half = costs.calculator_report("Llama 2 7B", n_layers=16)
+    assert half.architecture.name == "Llama 2 7B (modified)"
+    assert half.params.layers == 16 * (67_108_864 + 135_266_304)
+    same = costs.calculator_report("GPT-2 small", d_ff=3072, n_tokens=1e9, peak_tflops=100, mfu=0.5)
+    assert same.architecture.name == "GPT-2 small"  # 4d given explicitly is no change
+    assert same.accelerator_hours == pytest.approx(6 * 124_439_808 * 1e9 / (100e12 * 0.5) / 3600)
+    chinchilla = costs.calculator_report("chapter GPT (characters)")
+    assert chinchilla.n_tokens == 20 * 842_752
+    with pytest.raises(ValueError, match="unknown preset"):
+        costs.calculator_report("GPT-5")
