@@ -1,0 +1,1 @@
+"""Plots used by the notebooks (matplotlib), one module per topic."""
