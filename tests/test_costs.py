@@ -366,3 +366,14 @@ def test_calculator_report_defaults_to_the_chapters_run_and_applies_changes():
     assert chinchilla.n_tokens == 20 * 842_752
     with pytest.raises(ValueError, match="unknown preset"):
         costs.calculator_report("GPT-5")
+
+
+def test_block_exercise_reference_is_the_per_layer_formula():
+    from gptlib.checks import REGISTRY
+
+    reference = REGISTRY["gpt-block-parameters"].reference
+    for d in (64, 768):
+        p = parameter_counts(Architecture(1, d, 1, 10, 8))
+        per_layer_norms = 4 * d
+        assert reference(d) == p.attention_per_layer + p.ffn_per_layer + per_layer_norms
+        assert reference(d) == 12 * d * d + 13 * d

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gptlib.costs import PRESETS, calculator_report
-from gptlib.widgets_costs import CostCalculator
+from gptlib.widgets.costs import CostCalculator
 
 
 def test_default_prints_the_llama2_7b_report():

@@ -1,6 +1,6 @@
 """The cost-calculator widget of notebook 08: sliders over `gptlib.costs.calculator_report`.
 
-    from gptlib.widgets_costs import CostCalculator
+    from gptlib.widgets.costs import CostCalculator
     CostCalculator().widget          # display it in a notebook cell
 
 All arithmetic lives in the pure, unit-tested `calculator_report`; this module only wires
