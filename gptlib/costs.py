@@ -372,11 +372,6 @@ def _count(n: float) -> str:
     return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.2f}M"
 
 
-def _size(n_bytes: float) -> str:
-    """Bytes as GiB from 1 GiB up, else MiB."""
-    return f"{n_bytes / 2**30:.2f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:.2f} MiB"
-
-
 @dataclass(frozen=True)
 class CostReport:
     """Everything the cost calculator shows for one architecture and training run.
@@ -399,27 +394,30 @@ class CostReport:
     kv_cache_bytes: int
 
     def lines(self) -> list[str]:
-        """The report as text lines, `name = value`, for printing and for tests to read."""
+        """The report as text: a header, the parameter table, then `name = value` lines.
+
+        The names stay fixed whatever the inputs (the values carry no units in their names'
+        place), so a test can find `total training FLOPs = 8.09e+22` by its name.
+        """
         a, p = self.architecture, self.params
         h = self.accelerator_hours
-        hours = f"{h:,.0f}" if h >= 100 else f"{h:.3g}"
-        run = f"{self.peak_flops / 1e12:g} TFLOP/s × {self.mfu:.0%} MFU"
         width = max(len(row.component) for row in p.rows())
         table = [f"{r.component:<{width}}  {r.formula:<22} {r.count:>17,}" for r in p.rows()]
         return [
-            f"{a.name}: L={a.n_layers}, d={a.d_model}, h={a.n_heads} (d_h={a.head_size}), "
+            f"{a.name}: L={a.n_layers}, d={a.d_model:,}, h={a.n_heads} (d_h={a.head_size}), "
             f"V={a.vocab_size:,}, T={a.context:,}, d_ff={a.ffn_width:,}",
             *table,
             f"parameters N = {p.total:,} ({_count(p.total)})",
             f"forward FLOPs per token (2N) = {self.forward_flops_per_token:.3g}",
-            f"attention FLOPs per token at T={a.context:,} (4·L·T·d) = "
-            f"{self.attention_flops_per_token:.3g}",
+            f"attention FLOPs per token (4·L·T·d) = {self.attention_flops_per_token:.3g}",
             f"training FLOPs per token (6N) = {self.training_flops_per_token:.3g}",
             f"training tokens D = {self.n_tokens:.3g}",
             f"total training FLOPs = {self.total_training_flops:.3g}",
-            f"accelerator-hours at {run} = {hours}",
-            f"training memory (weights, grads, Adam; bf16 mixed) = {_size(self.memory.total)}",
-            f"KV cache per sequence of T={a.context:,} (bf16) = {_size(self.kv_cache_bytes)}",
+            f"sustained FLOP/s (peak × MFU) = {self.peak_flops * self.mfu:.3g}",
+            f"accelerator-hours = {h:,.0f}" if h >= 100 else f"accelerator-hours = {h:.3g}",
+            f"training memory in GiB (bf16 weights and grads, fp32 Adam) = "
+            f"{self.memory.total / 2**30:.4g}",
+            f"KV cache in GiB (one sequence of T tokens, bf16) = {self.kv_cache_bytes / 2**30:.4g}",
         ]
 
 

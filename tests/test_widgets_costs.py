@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gptlib.costs import PRESETS, calculator_report
-from gptlib.widgets.costs import CostCalculator
+from gptlib.widgets.costs import CostCalculator, head_counts
 
 
 def test_default_prints_the_llama2_7b_report():
@@ -24,8 +24,19 @@ def test_sliders_and_presets_redraw():
     calc.preset.value = "GPT-2 small"
     assert calc.shape["n_layers"].value == 12 and calc.shape["d_ff"].value == 3072
     assert "parameters N = 124,439,808 (124.44M)" in calc.lines
-    calc.shape["n_heads"].value = 7
-    assert calc.lines[0].startswith("invalid setting: d_model=768 is not divisible by n_heads=7")
+    assert calc.shape["n_heads"].options == tuple(head_counts(768))
+
+
+def test_heads_slider_offers_divisors_and_keeps_the_head_size():
+    calc = CostCalculator("Llama 2 7B")  # d = 4096, h = 32, d_h = 128
+    assert 7 not in calc.shape["n_heads"].options
+    calc.shape["d_model"].value = 4160  # 65 × 64: 32 heads no longer divide it
+    assert calc.shape["n_heads"].options == tuple(head_counts(4160))
+    assert calc.shape["n_heads"].value == 32 and 4160 % 32 == 0
+    assert "d=4,160, h=32 (d_h=130)" in calc.lines[0]
+    calc.shape["d_model"].value = 4096 + 64 * 3  # 4288 = 2^6 × 67
+    assert calc.shape["n_heads"].value == 32  # d_h = 134, the nearest to 130
+    assert all(4288 % h == 0 for h in calc.shape["n_heads"].options)
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))

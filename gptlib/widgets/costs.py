@@ -15,6 +15,12 @@ import ipywidgets as widgets
 from gptlib.costs import PRESET_TRAINING_TOKENS, PRESETS, calculator_report, parameter_counts
 
 _SHAPE = ("n_layers", "d_model", "n_heads", "vocab_size", "context", "d_ff")
+MAX_HEADS = 256
+
+
+def head_counts(d_model: int) -> list[int]:
+    """The head counts h that divide d_model (up to MAX_HEADS): the heads slider's stops."""
+    return [h for h in range(1, min(d_model, MAX_HEADS) + 1) if d_model % h == 0]
 
 
 def _shape_values(preset: str) -> dict[str, int]:
@@ -33,6 +39,8 @@ class CostCalculator:
 
     `widget` is the VBox to display; `lines` the text last printed (for tests). Picking a
     preset moves every slider to that model's values; moving a slider re-prints the report.
+    The heads slider only offers divisors of d; when d changes it keeps the head size
+    d_h = d / h as close as it can.
     """
 
     def __init__(self, preset: str = "Llama 2 7B") -> None:
@@ -45,7 +53,7 @@ class CostCalculator:
             "d_model": widgets.IntSlider(
                 min=64, max=16_384, step=64, description="width d", **slider
             ),
-            "n_heads": widgets.IntSlider(min=1, max=128, description="heads h", **slider),
+            "n_heads": widgets.SelectionSlider(options=[1], description="heads h", **slider),
             "vocab_size": widgets.IntSlider(
                 min=2, max=262_144, description="vocabulary V", **slider
             ),
@@ -83,6 +91,7 @@ class CostCalculator:
         self._loading = False
         self._load_preset(preset)
         self.preset.observe(lambda change: self._load_preset(change["new"]), names="value")
+        self.shape["d_model"].observe(self._width_changed, names="value")
         for control in (*self.shape.values(), self.n_tokens, self.peak_tflops, self.mfu):
             control.observe(lambda _: self.redraw(), names="value")
         self.widget = widgets.VBox(
@@ -96,10 +105,30 @@ class CostCalculator:
             ]
         )
 
+    def _set_heads(self, d_model: int, n_heads: int) -> None:
+        heads = self.shape["n_heads"]
+        heads.options = head_counts(d_model)
+        heads.value = n_heads
+
+    def _width_changed(self, change: dict) -> None:
+        if self._loading:
+            return
+        old_head_size = change["old"] / self.shape["n_heads"].value
+        nearest = min(
+            head_counts(change["new"]), key=lambda h: abs(change["new"] / h - old_head_size)
+        )
+        self._loading = True
+        try:
+            self._set_heads(change["new"], nearest)
+        finally:
+            self._loading = False
+
     def _load_preset(self, preset: str) -> None:
         self._loading = True
         try:
-            for name, value in _shape_values(preset).items():
+            values = _shape_values(preset)
+            self._set_heads(values["d_model"], values["n_heads"])
+            for name, value in values.items():
                 self.shape[name].value = value
             self.n_tokens.value = _tokens(preset)
         finally:
@@ -110,17 +139,14 @@ class CostCalculator:
         """Recompute the report from the controls and print it into `output`."""
         if self._loading:
             return
-        try:
-            report = calculator_report(
-                self.preset.value,
-                **{name: control.value for name, control in self.shape.items()},
-                n_tokens=self.n_tokens.value,
-                peak_tflops=self.peak_tflops.value,
-                mfu=self.mfu.value,
-            )
-            self.lines = report.lines()
-        except ValueError as error:
-            self.lines = [f"invalid setting: {error}"]
+        report = calculator_report(
+            self.preset.value,
+            **{name: control.value for name, control in self.shape.items()},
+            n_tokens=self.n_tokens.value,
+            peak_tflops=self.peak_tflops.value,
+            mfu=self.mfu.value,
+        )
+        self.lines = report.lines()
         self.output.clear_output(wait=True)
         with self.output:
             print("\n".join(self.lines))
