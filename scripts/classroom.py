@@ -3,6 +3,7 @@
     python scripts/classroom.py release                      # every notebook that has exercises
     python scripts/classroom.py release notebooks/02_*.ipynb
     python scripts/classroom.py autograde SUBMISSION [SUBMISSION ...]
+    python scripts/classroom.py autograde --course-dir DIR ... # another course directory
 
 The tracked notebooks (solutions included) are the source. `release` copies each notebook into
 the course directory (default `classroom/`) as `source/<name>/<name>.ipynb`, one assignment per
@@ -195,16 +196,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
         "--course-dir", type=Path, default=COURSE_DIR, help="nbgrader course directory"
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    release_cmd = commands.add_parser("release", help="generate the student versions")
+    release_cmd = commands.add_parser(
+        "release", parents=[common], help="generate the student versions"
+    )
     release_cmd.add_argument(
         "notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb with exercises"
     )
-    grade_cmd = commands.add_parser("autograde", help="grade submissions and print the scores")
-    grade_cmd.add_argument("submissions", nargs="+", type=Path)
+    grade_cmd = commands.add_parser(
+        "autograde", parents=[common], help="grade submissions and print the scores"
+    )
+    grade_cmd.add_argument(
+        "submissions",
+        nargs="+",
+        type=Path,
+        help="a student's folder, a notebook, or a folder with one folder per student",
+    )
     grade_cmd.add_argument("--student", help="student id (default: the folder's name)")
     args = parser.parse_args(argv)
 

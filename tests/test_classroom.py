@@ -168,7 +168,7 @@ def test_exercises_are_well_formed_nbgrader_cells(path, fixture_exercises):
         defined = {
             node.name
             for node in ast.parse(solution.source).body
-            if isinstance(node, ast.FunctionDef)
+            if isinstance(node, ast.FunctionDef | ast.ClassDef)
         }
         assert ex.function in defined, f"{ex.function} is not defined by the cell above its check"
         preceding = "\n".join(c.source for c in nb.cells[: ex.check + 1] if c.cell_type == "code")
@@ -285,10 +285,10 @@ def test_autograde_gives_partial_score_for_one_catalogued_mistake(path, course, 
 
 def test_release_and_autograde_commands_end_to_end(tmp_path, fixture_exercises):
     """The documented commands on the fixture: one student with a hand-written mistake (the
-    softmax over columns), one who submits the untouched student version."""
+    softmax over columns), one who solved nothing and replaced the checks by a print."""
 
     def run(*args: str) -> str:
-        command = [sys.executable, str(SCRIPT), "--course-dir", str(tmp_path / "course"), *args]
+        command = [sys.executable, str(SCRIPT), *args, "--course-dir", str(tmp_path / "course")]
         done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
         assert done.returncode == 0, done.stderr
         return done.stdout
@@ -303,15 +303,19 @@ def test_release_and_autograde_commands_end_to_end(tmp_path, fixture_exercises):
     first, second = exercise_cells(source)
     ada.cells[first.solution].source = "def row_softmax(x):\n    return torch.softmax(x, dim=0)"
     ada.cells[second.solution].source = source.cells[second.solution].source
-    for name, nb in (("ada", ada), ("bob", student)):
+    bob = copy.deepcopy(student)
+    for ex in (first, second):
+        bob.cells[ex.check].source = 'print("all good")'
+    for name, nb in (("ada", ada), ("bob", bob)):
         (tmp_path / "class" / name).mkdir(parents=True)
         nbformat.write(nb, tmp_path / "class" / name / FIXTURE_NOTEBOOK.name)
 
     lines = run("autograde", str(tmp_path / "class")).splitlines()
 
     assert lines[0].split() == ["ada", "classroom_fixture", "1", "/", "2"]
-    assert "row-softmax-check: CheckError: fixture-row-softmax: softmax over the wrong axis" in (
-        lines[1]
+    assert (
+        "row-softmax-check: CheckError: fixture-row-softmax: softmax over the wrong axis"
+        in (lines[1])
     )
     assert lines[2].split() == ["bob", "classroom_fixture", "0", "/", "2"]
     assert all("NotImplementedYet" in line and "not implemented yet" in line for line in lines[3:])
