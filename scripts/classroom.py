@@ -138,6 +138,11 @@ def find_submissions(paths: list[Path], student: str | None = None) -> list[tupl
             raise ValueError(f"{path} is neither a notebook nor a folder")
     if not found:
         raise ValueError(f"no notebooks found in {', '.join(map(str, paths))}")
+    seen: dict[tuple[str, str], Path] = {}
+    for who, nb in found:
+        first = seen.setdefault((who, nb.stem), nb)
+        if first != nb:
+            raise ValueError(f"{who} handed in {nb.stem} twice: {first} and {nb}; keep one")
     return found
 
 

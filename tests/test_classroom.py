@@ -336,6 +336,11 @@ def test_submissions_are_found_in_each_layout(tmp_path):
         ("ann", tmp_path / "class/ann/03_y.ipynb"),
         ("ben", tmp_path / "class/ben/03_y/03_y.ipynb"),
     ]
+    (tmp_path / "twice/cid/old").mkdir(parents=True)
+    for path in ("twice/cid/03_y.ipynb", "twice/cid/old/03_y.ipynb"):
+        (tmp_path / path).write_text("{}")
+    with pytest.raises(ValueError, match="cid handed in 03_y twice"):
+        classroom.find_submissions([tmp_path / "twice"])
     with pytest.raises(ValueError, match="one folder per student; drop --student"):
         classroom.find_submissions([tmp_path / "class"], student="sam")
     (tmp_path / "empty").mkdir()
