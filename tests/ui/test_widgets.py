@@ -16,28 +16,47 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from ui_harness import NOTEBOOKS, Interaction, NotebookSpec, parse_number
+from ui_harness import IMAGE, NOTEBOOKS, Interaction, NotebookSpec, parse_number
 
 NUMBER = r"([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)"
 
 
 def line(name: str) -> str:
-    """Regex for a printed line `name = <number>` (also `name: <number>`), number in group 1."""
-    return rf"{re.escape(name)}\s*[=:]\s*{NUMBER}"
+    """Regex for a printed `name = <number>` (or `name: <number>`), the number in group 1.
+
+    `name` must not be the tail of a longer word: line("d") does not match "squared = 81".
+    """
+    return rf"(?<!\w){re.escape(name)}\s*[=:]\s*{NUMBER}"
 
 
 SPECS: dict[str, NotebookSpec] = {
     "00_start_here": NotebookSpec(
         "00_*.ipynb",
-        (Interaction("n", "slider", "End", line("n"), expect="increases"),),
+        (
+            # A larger vocabulary adds rows to the embedding (and unembedding) matrices.
+            Interaction("vocab size", "slider", "ArrowRight", line("embeddings"), "increases"),
+            Interaction("vocab size", "slider", "End", line("total"), "increases"),
+            Interaction("vocab size", "slider", "Home", line("total"), "decreases"),
+        ),
+    ),
+    "01_embeddings_positions": NotebookSpec(
+        "01_*.ipynb",
+        (
+            # The slowest sinusoid's wavelength grows with the width and shrinks with the base.
+            Interaction("d_model", "slider", "End", line("longest wavelength"), "increases"),
+            Interaction("base", "slider", "Home", line("longest wavelength"), "decreases"),
+            Interaction("length", "slider", "End", IMAGE),
+        ),
     ),
     "02_attention": NotebookSpec(
         "02_*.ipynb",
         (
-            # Without the 1/sqrt(d_k) scale, larger d_k saturates the softmax.
-            Interaction("scaled", "checkbox", "click", line("max weight")),
-            Interaction("d_k", "slider", "End", line("max weight")),
-            Interaction("d_k", "slider", "Home", line("max weight")),
+            # Unscaled, the scores' spread grows like sqrt(d_k) and the softmax saturates;
+            # dividing by sqrt(d_k) brings the weights back.
+            Interaction("d_k", "slider", "End", line("score std"), "increases"),
+            Interaction("scaled by 1/√d_k", "toggle", "click", line("max weight"), "decreases"),
+            Interaction("unscaled", "toggle", "click", line("max weight"), "increases"),
+            Interaction("d_k", "slider", "Home", line("max weight"), "decreases"),
         ),
     ),
     "07_gpt": NotebookSpec(
@@ -49,9 +68,26 @@ SPECS: dict[str, NotebookSpec] = {
         ),
         run_timeout_s=150.0,
     ),
-    "08_costs": NotebookSpec(
+    "08_cost_accounting": NotebookSpec(
         "08_*.ipynb",
-        (Interaction("L", "slider", "End", line("total"), expect="increases"),),
+        (
+            # From Llama 2 7B. Each move keeps d divisible by h, so the report stays valid.
+            Interaction("layers L", "slider", "End", line("total training FLOPs"), "increases"),
+            Interaction("layers L", "slider", "Home", line("parameters N"), "decreases"),
+            Interaction("heads h", "slider", "End", r"d_h=(\d+)", "decreases"),
+            Interaction("width d", "slider", "End", line("parameters N"), "increases"),
+            Interaction("vocabulary V", "slider", "Home", line("parameters N"), "decreases"),
+            Interaction(
+                "context T", "slider", "End", rf"attention FLOPs .*= {NUMBER}", "increases"
+            ),
+            Interaction("FFN width d_ff", "slider", "Home", line("parameters N"), "decreases"),
+            Interaction("tokens D", "slider", "End", line("total training FLOPs"), "increases"),
+            Interaction(
+                "peak TFLOP/s", "slider", "End", rf"accelerator-hours .*= {NUMBER}", "decreases"
+            ),
+            Interaction("MFU", "slider", "Home", rf"accelerator-hours .*= {NUMBER}", "increases"),
+            Interaction("preset", "dropdown", "GPT-3 175B", line("parameters N"), "increases"),
+        ),
     ),
 }
 
@@ -113,21 +149,30 @@ from IPython.display import display
 out = w.Output()
 n = w.IntSlider(value=3, min=1, max=10, description="n")
 x = w.FloatSlider(value=1.0, min=0.1, max=2.0, step=0.1, description="x")
+rate = w.FloatLogSlider(value=1e-3, min=-4, max=-1, description="rate", continuous_update=False)
+d = w.SelectionSlider(options=[1, 2, 4, 8], value=2, description="d")
 scaled = w.Checkbox(value=False, description="scaled")
 mask = w.ToggleButton(value=False, description="mask")
+mode = w.ToggleButtons(options=["off", "on"])
 kind = w.Dropdown(options=["sum", "max"], description="kind")
 size = w.BoundedIntText(value=4, min=1, max=100, description="size")
 again = w.Button(description="again")
 idle = w.IntSlider(value=0, min=0, max=5, description="idle")
+bar = w.Image(format="svg+xml")
 clicks = [0]
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="8"><rect width="{}" height="8"/>'
 
 
 def show(_=None):
+    bar.value = (SVG.format(10 * n.value) + "</svg>").encode()
     with out:
         out.clear_output(wait=True)
         print(f"n squared = {n.value ** 2}")
         print(f"inverse x = {1 / x.value:.3f}")
+        print(f"rate = {rate.value:.0e}")
+        print(f"d = {d.value}")
         print(f"flags = {scaled.value} {mask.value}")
+        print(f"mode = {mode.value}")
         print(f"kind = {kind.value}")
         print(f"size cubed = {size.value ** 3:,}")
         print(f"clicks = {clicks[0]}")
@@ -138,11 +183,11 @@ def click(_):
     show()
 
 
-for control in (n, x, scaled, mask, kind, size):
+for control in (n, x, rate, d, scaled, mask, mode, kind, size):
     control.observe(show, "value")
 again.on_click(click)
 show()
-display(w.VBox([n, x, scaled, mask, kind, size, again, idle, out]))
+display(w.VBox([n, x, rate, d, scaled, mask, mode, kind, size, again, idle, bar, out]))
 """
 
 
@@ -171,38 +216,40 @@ def test_harness_moves_every_kind_of_control(lab, notebook, record) -> None:
         [
             ("slider", "n"),
             ("slider", "x"),
+            ("slider", "rate"),
+            ("slider", "d"),
             ("checkbox", "scaled"),
             ("toggle", "mask"),
+            ("toggle", "off"),
+            ("toggle", "on"),
             ("dropdown", "kind"),
             ("text", "size"),
             ("button", "again"),
             ("slider", "idle"),
         ]
     )
-    moves = [
-        Interaction("n", "slider", "ArrowRight", line("n squared"), "increases"),
-        Interaction("n", "slider", "End", line("n squared"), "increases"),
-        Interaction("x", "slider", "type:0.5", line("inverse x"), "increases"),
-        Interaction("scaled", "checkbox", "click", r"flags = \w+ \w+"),
-        Interaction("mask", "toggle", "click", r"flags = \w+ \w+"),
-        Interaction("kind", "dropdown", "max", r"kind = \w+"),
-        Interaction("size", "text", "10", line("size cubed"), "increases"),
-        Interaction("again", "button", "click", line("clicks"), "increases"),
+    moves_and_results = [
+        (
+            Interaction("n", "slider", "ArrowRight", line("n squared"), "increases"),
+            "n squared = 16",
+        ),
+        (Interaction("n", "slider", "End", line("n squared"), "increases"), "n squared = 100"),
+        (Interaction("n", "slider", "ArrowLeft", IMAGE), "1 image(s)"),
+        (Interaction("x", "slider", "type:0.5", line("inverse x"), "increases"), "inverse x = 2"),
+        (Interaction("rate", "slider", "End", line("rate"), "increases"), "rate = 1e-01"),
+        (Interaction("d", "slider", "End", line("d"), "increases"), "d = 8"),
+        (Interaction("scaled", "checkbox", "click", r"flags = \w+ \w+"), "flags = True False"),
+        (Interaction("mask", "toggle", "click", r"flags = \w+ \w+"), "flags = True True"),
+        (Interaction("on", "toggle", "click", r"mode = \w+"), "mode = on"),
+        (Interaction("kind", "dropdown", "max", r"kind = \w+"), "kind = max"),
+        (Interaction("size", "text", "10", line("size cubed"), "increases"), "size cubed = 1,000"),
+        (Interaction("again", "button", "click", line("clicks"), "increases"), "clicks = 1"),
     ]
-    results = [notebook.perform(move, index) for index, move in enumerate(moves)]
-    for result in results:
+    for index, (move, expected) in enumerate(moves_and_results):
+        result = notebook.perform(move, index)
         record(result)
-    assert [r.after for r in results] == [
-        "n squared = 16",
-        "n squared = 100",
-        "inverse x = 2.000",
-        "flags = True False",
-        "flags = True True",
-        "kind = max",
-        "size cubed = 1,000",
-        "clicks = 1",
-    ]
-    assert all(0 < r.seconds < 15 for r in results)
+        assert result.after.startswith(expected)
+        assert 0 < result.seconds < 15
 
     with pytest.raises(AssertionError, match="did not change"):
         notebook.perform(Interaction("idle", "slider", "End", line("n squared")), 90, timeout_s=2)

@@ -14,6 +14,7 @@ The pieces, in the order a test uses them:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -61,6 +62,8 @@ LAB_SETTINGS = {
 }
 
 CONTROL_KINDS = ("slider", "checkbox", "toggle", "dropdown", "text", "button")
+# `Interaction.watch` for a control that redraws a figure: the images of its cell must change.
+IMAGE = "<image>"
 
 
 def browser_missing() -> str | None:
@@ -87,6 +90,7 @@ class Interaction:
     watch: regex (valid in both Python and JavaScript) searched in the text of the widget
         outputs of the control's cell; group 1, when present, is read as a number
         ("1,234", "8.1e22" and "0.912" all parse). The match must change after the action.
+        Or IMAGE: the images in the cell's output must change (a redrawn figure).
     expect: "changes", "increases" or "decreases" (the last two need a number in group 1).
     """
 
@@ -101,7 +105,7 @@ class Interaction:
             raise ValueError(f"kind={self.kind!r}; use one of {CONTROL_KINDS}")
         if self.expect not in ("changes", "increases", "decreases"):
             raise ValueError(f"expect={self.expect!r}; use changes, increases or decreases")
-        if self.expect != "changes" and re.compile(self.watch).groups < 1:
+        if self.expect != "changes" and (self.watch == IMAGE or re.compile(self.watch).groups < 1):
             raise ValueError(f"expect={self.expect!r} needs a number captured by group 1 of watch")
 
 
@@ -284,23 +288,32 @@ _CONTROLS_JS = """
 }
 """
 
-# Watch one cell's widget outputs; record when the watched match first differs from `before`,
-# and the time of the user input (key, pointer, change) that came last before that moment.
+# What a move must change in the control's cell: the first match of `pattern` in the text of its
+# widget outputs, or (pattern null) the sources of every image in its output area.
+_WATCHED_JS = """
+(cell, pattern) => {
+  if (pattern === null) {
+    const sources = [...cell.querySelectorAll('.jp-Cell-outputArea img')].map(img => img.src);
+    return sources.length ? sources.join(' ') : null;
+  }
+  const text = [...cell.querySelectorAll('.widget-output')].map(e => e.innerText).join('\\n');
+  const m = text.match(new RegExp(pattern));
+  return m ? m[0] : null;
+}
+"""
+
+# Record when the watched value first differs from `before`, and the times of user input
+# (key, pointer, change), to measure from the last input before that moment.
 _INSTALL_WATCH_JS = """
 ([cell, pattern, before]) => {
   window.__uiWatch?.stop();
-  const re = new RegExp(pattern);
-  const watched = () => {
-    const text = [...cell.querySelectorAll('.widget-output')].map(e => e.innerText).join('\\n');
-    const m = text.match(re);
-    return m ? m[0] : null;
-  };
+  const watched = WATCHED;
   const state = { inputs: [], changedAt: null };
   const onInput = () => state.inputs.push(performance.now());
   const inputTypes = ['keydown', 'pointerdown', 'change'];
   inputTypes.forEach(type => window.addEventListener(type, onInput, true));
   const observer = new MutationObserver(() => {
-    const now = watched();
+    const now = watched(cell, pattern);
     if (state.changedAt === null && now !== null && now !== before) {
       state.changedAt = performance.now();
       state.stop();
@@ -310,10 +323,10 @@ _INSTALL_WATCH_JS = """
     observer.disconnect();
     inputTypes.forEach(type => window.removeEventListener(type, onInput, true));
   };
-  observer.observe(cell, { subtree: true, childList: true, characterData: true });
+  observer.observe(cell, { subtree: true, childList: true, characterData: true, attributes: true });
   window.__uiWatch = state;
 }
-"""
+""".replace("WATCHED", _WATCHED_JS.strip())
 
 _WATCH_LATENCY_JS = """
 () => {
@@ -323,6 +336,13 @@ _WATCH_LATENCY_JS = """
   return (state.changedAt - inputs[inputs.length - 1]) / 1000;
 }
 """
+
+
+def _shown(watch: str, value: str) -> str:
+    """A watched value for messages and the summary: the text, or a digest of image sources."""
+    if watch != IMAGE:
+        return value
+    return f"{len(value.split())} image(s) #{hashlib.sha1(value.encode()).hexdigest()[:8]}"
 
 
 def _slug(text: str) -> str:
@@ -336,6 +356,7 @@ class NotebookSession:
         self.page = page
         self.screenshot_dir = screenshot_dir
         self.name = ""
+        self.run_all_seconds: float | None = None
 
     def open(self, url: str, name: str) -> None:
         self.name = name
@@ -343,7 +364,9 @@ class NotebookSession:
         self.page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
         self._kernel_idle(timeout_s=60)
         # Clicking the open tab of the left sidebar (the file browser) folds it: more room.
-        self.page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+        open_tab = self.page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
+        if open_tab.count():
+            open_tab.click()
 
     def _kernel_idle(self, timeout_s: float) -> None:
         self.page.wait_for_function(_KERNEL_IDLE_JS, timeout=timeout_s * 1000, polling=50)
@@ -353,7 +376,8 @@ class NotebookSession:
         self.page.get_by_role("menuitem", name=item, exact=True).click()
 
     def run_all(self, timeout_s: float) -> float:
-        """Clear the stored outputs, Run All Cells from the menu, wait until done; seconds taken."""
+        """Clear the stored outputs, Run All Cells from the menu, wait until done; seconds taken
+        (also kept in `run_all_seconds`)."""
         self._menu("Edit", "Clear Outputs of All Cells")
         start = time.perf_counter()
         self._menu("Run", "Run All Cells")
@@ -367,7 +391,8 @@ class NotebookSession:
                 f"{self.name}: Run All did not finish within {timeout_s} s; prompts {prompts}, "
                 f"kernel {self._kernel_status()}; screenshot {shot}"
             ) from error
-        return time.perf_counter() - start
+        self.run_all_seconds = time.perf_counter() - start
+        return self.run_all_seconds
 
     def _kernel_status(self) -> str:
         return self.page.locator(_KERNEL_STATUS_ITEM).inner_text()
@@ -439,19 +464,24 @@ class NotebookSession:
         else:
             box.click()
 
+    def watched(self, cell, watch: str) -> str | None:
+        """The current value of `watch` (a regex, or IMAGE) in one cell; None if absent."""
+        return cell.evaluate(_WATCHED_JS, None if watch == IMAGE else watch)
+
     def perform(self, interaction: Interaction, index: int, timeout_s: float = 15.0):
         """Move one control, wait for its cell's watched output to change; a `Measurement`."""
         box = self.control(interaction.kind, interaction.control)
         box.scroll_into_view_if_needed()
         cell = self.cell_of(box)
-        pattern = re.compile(interaction.watch)
-        before_text = self.widget_text(cell)
-        before = pattern.search(before_text)
-        assert before, (
-            f"{self.name}: {interaction.watch!r} not found in the widget output of the cell "
-            f"holding {interaction.control!r} before moving it; that output reads:\n{before_text}"
+        watch = interaction.watch
+        before = self.watched(cell, watch)
+        assert before is not None, (
+            f"{self.name}: {watch!r} not found in the output of the cell holding "
+            f"{interaction.control!r} before moving it; its widget output reads:\n"
+            f"{self.widget_text(cell)}"
         )
-        self.page.evaluate(_INSTALL_WATCH_JS, [cell.element_handle(), pattern.pattern, before[0]])
+        pattern = None if watch == IMAGE else watch
+        self.page.evaluate(_INSTALL_WATCH_JS, [cell.element_handle(), pattern, before])
         self._act(box, interaction)
         try:
             self.page.wait_for_function(
@@ -460,32 +490,36 @@ class NotebookSession:
         except Exception as error:  # Playwright's TimeoutError, with the page's state attached
             raise AssertionError(
                 f"{self.name}: {interaction.kind} {interaction.control!r} ({interaction.action}) "
-                f"did not change {before[0]!r} within {timeout_s} s; the output reads:\n"
-                f"{self.widget_text(cell)}\nerrors: {self.errors()}"
+                f"did not change {_shown(watch, before)} within {timeout_s} s; the widget "
+                f"output reads:\n{self.widget_text(cell)}\nerrors: {self.errors()}"
             ) from error
         seconds = self.page.evaluate(_WATCH_LATENCY_JS)
         assert seconds is not None, f"{self.name}: no key, pointer or change event was seen"
         self._kernel_idle(timeout_s=timeout_s)
-        after_text = self.widget_text(cell)
-        after = pattern.search(after_text)
-        assert after, f"{self.name}: {interaction.watch!r} vanished; output:\n{after_text}"
+        after = self.watched(cell, watch)
+        assert after is not None, (
+            f"{self.name}: {watch!r} vanished; the widget output reads:\n{self.widget_text(cell)}"
+        )
         self.assert_no_errors()
         self._check_direction(interaction, before, after)
         shot = self.screenshot_dir / (
             f"{self.name}__{index:02d}_{interaction.kind}-{_slug(interaction.control)}.png"
         )
         # The controls sit above their output: bring the output's end to the bottom of the view.
-        cell.locator(".widget-output").last.evaluate("e => e.scrollIntoView({block: 'end'})")
+        cell.locator(".jp-Cell-outputArea").evaluate("e => e.scrollIntoView({block: 'end'})")
         self.page.screenshot(path=str(shot))
-        return Measurement(self.name, interaction, before[0], after[0], seconds, shot)
+        return Measurement(
+            self.name, interaction, _shown(watch, before), _shown(watch, after), seconds, shot
+        )
 
-    def _check_direction(self, interaction: Interaction, before, after) -> None:
+    def _check_direction(self, interaction: Interaction, before: str, after: str) -> None:
+        assert before != after, f"{self.name}: {interaction.watch!r} changed, then came back"
         if interaction.expect == "changes":
-            assert before[0] != after[0]
             return
-        old, new = parse_number(before[1]), parse_number(after[1])
-        grew = new > old
-        assert grew if interaction.expect == "increases" else new < old, (
+        pattern = re.compile(interaction.watch)
+        old = parse_number(pattern.search(before)[1])
+        new = parse_number(pattern.search(after)[1])
+        assert new > old if interaction.expect == "increases" else new < old, (
             f"{self.name}: moving {interaction.control!r} ({interaction.action}) should make "
             f"{interaction.watch!r} {interaction.expect[:-1]}, but it went {old} -> {new}"
         )
