@@ -28,6 +28,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,6 +185,8 @@ class LabServer:
             f"--ServerApp.root_dir={root_dir}",
             "--LabApp.extension_manager=readonly",
         ]
+        self._background = ThreadPoolExecutor(max_workers=1)
+        self._shutdowns: list[Future] = []
         self._log = self.log_path.open("w")
         # Own process group: teardown ends the server and the kernels it started, and only them.
         self.process = subprocess.Popen(
@@ -229,14 +232,21 @@ class LabServer:
         return f"{self.base_url}/lab/tree/{quoted}?token={self.token}&reset"
 
     def shut_down_kernels(self) -> None:
+        """Ask the server to end every open session's kernel, without waiting for the kernels
+        to exit (seconds each, which the next notebook's start can overlap); `stop` waits."""
         for session in self.request("GET", "api/sessions"):
-            self.request("DELETE", f"api/sessions/{session['id']}")
+            self._shutdowns.append(
+                self._background.submit(self.request, "DELETE", f"api/sessions/{session['id']}")
+            )
 
     def setting(self, plugin_id: str, key: str) -> object:
         """The value JupyterLab's front end gets for one setting of one plugin."""
         return self.request("GET", f"lab/api/settings/{plugin_id}")["settings"][key]
 
     def stop(self) -> None:
+        for shutdown in self._shutdowns:
+            shutdown.result()
+        self._background.shutdown()
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
