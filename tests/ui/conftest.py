@@ -72,14 +72,26 @@ def browser_context(ui_available):
         browser.close()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    if report.when == "call" and report.failed:
+        item.ui_failed = True
+
+
 @pytest.fixture
-def notebook(lab, browser_context, screenshot_dir):
-    """A fresh page; afterwards it is closed and every kernel the test started is shut down."""
+def notebook(request, lab, browser_context, screenshot_dir):
+    """A fresh page; afterwards (with a screenshot if the test failed) it is closed and every
+    kernel the test started is shut down."""
     page = browser_context.new_page()
     session = NotebookSession(page, screenshot_dir)
     try:
         yield session
     finally:
+        if getattr(request.node, "ui_failed", False) and session.name:
+            shot = screenshot_dir / f"{session.name}__failed.png"
+            page.screenshot(path=str(shot))
+            SCREENSHOTS_TAKEN.append(shot)
         if session.run_all_seconds is not None:
             RUN_ALL_SECONDS[session.name] = session.run_all_seconds
         page.close()
