@@ -456,11 +456,9 @@ class NotebookSession:
     def _act(self, box, interaction: Interaction) -> None:
         kind, action = interaction.kind, interaction.action
         if kind == "slider" and action.startswith("type:"):
-            readout = box.locator(".widget-readout")
-            readout.click()
-            self.page.keyboard.press("ControlOrMeta+a")
-            self.page.keyboard.type(action.removeprefix("type:"))
-            self.page.keyboard.press("Enter")
+            readout = box.locator(".widget-readout")  # contenteditable; Enter submits it
+            readout.fill(action.removeprefix("type:"))
+            readout.press("Enter")
         elif kind == "slider":
             box.locator(".noUi-handle").first.press(action)
         elif kind == "checkbox":
