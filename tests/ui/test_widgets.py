@@ -29,6 +29,8 @@ def line(name: str) -> str:
     return rf"(?<!\w){re.escape(name)}\s*[=:]\s*{NUMBER}"
 
 
+ATTENTION_FLOPS = line("attention FLOPs per token (4·L·T·d)")
+
 SPECS: dict[str, NotebookSpec] = {
     "00_start_here": NotebookSpec(
         "00_*.ipynb",
@@ -71,21 +73,17 @@ SPECS: dict[str, NotebookSpec] = {
     "08_cost_accounting": NotebookSpec(
         "08_*.ipynb",
         (
-            # From Llama 2 7B. Each move keeps d divisible by h, so the report stays valid.
+            # From Llama 2 7B; the heads slider offers only divisors of d.
             Interaction("layers L", "slider", "End", line("total training FLOPs"), "increases"),
             Interaction("layers L", "slider", "Home", line("parameters N"), "decreases"),
             Interaction("heads h", "slider", "End", r"d_h=(\d+)", "decreases"),
             Interaction("width d", "slider", "End", line("parameters N"), "increases"),
             Interaction("vocabulary V", "slider", "Home", line("parameters N"), "decreases"),
-            Interaction(
-                "context T", "slider", "End", rf"attention FLOPs .*= {NUMBER}", "increases"
-            ),
+            Interaction("context T", "slider", "End", ATTENTION_FLOPS, "increases"),
             Interaction("FFN width d_ff", "slider", "Home", line("parameters N"), "decreases"),
             Interaction("tokens D", "slider", "End", line("total training FLOPs"), "increases"),
-            Interaction(
-                "peak TFLOP/s", "slider", "End", rf"accelerator-hours .*= {NUMBER}", "decreases"
-            ),
-            Interaction("MFU", "slider", "Home", rf"accelerator-hours .*= {NUMBER}", "increases"),
+            Interaction("peak TFLOP/s", "slider", "End", line("accelerator-hours"), "decreases"),
+            Interaction("MFU", "slider", "Home", line("accelerator-hours"), "increases"),
             Interaction("preset", "dropdown", "GPT-3 175B", line("parameters N"), "increases"),
         ),
     ),
