@@ -2,6 +2,7 @@
 Jacobian."""
 
 import math
+from itertools import pairwise
 
 import pytest
 import torch
@@ -32,8 +33,8 @@ def test_unscaled_softmax_saturates_as_dk_grows():
 
 def test_unscaled_measures_are_monotone_over_powers_of_two():
     runs = [saturation(2**p, scaled=False) for p in range(0, 11, 2)]
-    assert all(a.max_weight < b.max_weight for a, b in zip(runs, runs[1:]))
-    assert all(a.entropy > b.entropy for a, b in zip(runs, runs[1:]))
+    assert all(a.max_weight < b.max_weight for a, b in pairwise(runs))
+    assert all(a.entropy > b.entropy for a, b in pairwise(runs))
     assert runs[-1].grad_norm < runs[2].grad_norm < runs[0].grad_norm * 1.2
 
 

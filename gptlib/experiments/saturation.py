@@ -70,7 +70,8 @@ def saturation(
             f"n_queries={n_queries}, n_keys={n_keys}"
         )
     q, k, upstream = _draw(seed, n_queries, n_keys, max(d_k, WIDEST_DRAW))
-    scores = (q[..., :d_k] * k[..., :d_k]).sum(-1)  # [n_queries, n_keys]
+    # [n_queries, n_keys, d_k] @ [n_queries, d_k, 1]: every query against its own keys
+    scores = (k[..., :d_k] @ q[..., :d_k].transpose(1, 2)).squeeze(-1)  # [n_queries, n_keys]
     if scaled:
         scores = scores / math.sqrt(d_k)
     logits = scores.clone().requires_grad_(True)
