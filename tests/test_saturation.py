@@ -7,7 +7,7 @@ from itertools import pairwise
 import pytest
 import torch
 
-from gptlib.experiments.saturation import saturation
+from gptlib.experiments.saturation import saturation, saturation_sweep
 
 WIDTHS = [1, 4, 16, 64, 128, 256, 1024]
 
@@ -108,3 +108,13 @@ def test_summary_lines_name_the_numbers():
 def test_bad_input_is_a_clear_value_error(kwargs, match):
     with pytest.raises(ValueError, match=match):
         saturation(scaled=False, **kwargs)
+
+
+def test_sweep_runs_every_width_in_both_modes():
+    sweep = saturation_sweep([2, 8], seed=5, n_queries=16, n_keys=4)
+    assert sorted(sweep) == [False, True]
+    for scaled, runs in sweep.items():
+        assert [r.d_k for r in runs] == [2, 8]
+        assert all(r.scaled is scaled for r in runs)
+        single = saturation(8, scaled, seed=5, n_queries=16, n_keys=4)
+        assert torch.equal(runs[1].scores, single.scores)
