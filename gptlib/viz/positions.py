@@ -52,6 +52,7 @@ class PositionView:
         self.title = fig.suptitle("", fontsize=11)
 
     def update(self, summary: PositionSummary) -> None:
+        """Show `summary`: images resized to its [T, d] and [T, T], titles and marks redrawn."""
         T, d = summary.T, summary.d
         self.table.set_data(summary.table.numpy())
         self.table.set_extent((-0.5, d - 0.5, T - 0.5, -0.5))
