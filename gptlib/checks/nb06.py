@@ -13,12 +13,14 @@ from gptlib.checks.core import Exercise, Mistake, Property, register
 
 
 def _layer_norm_inputs(g: torch.Generator) -> list[tuple]:
+    """float64, so that any correct formula agrees with the reference to ~1e-12."""
     cases = []
     for B, T, d in ((2, 3, 8), (1, 4, 16)):
-        x = 3.0 * torch.randn(B, T, d, generator=g) + 1.0
-        x[:, -1] = 1e-3 * torch.randn(B, d, generator=g) + 2.0  # a nearly constant token
-        gamma = 1.0 + 0.5 * torch.randn(d, generator=g)
-        beta = 0.5 * torch.randn(d, generator=g)
+        x = 3.0 * torch.randn(B, T, d, generator=g, dtype=torch.float64) + 1.0
+        # a nearly constant token: its variance (~1e-6) is comparable to eps
+        x[:, -1] = 1e-3 * torch.randn(B, d, generator=g, dtype=torch.float64) + 2.0
+        gamma = 1.0 + 0.5 * torch.randn(d, generator=g, dtype=torch.float64)
+        beta = 0.5 * torch.randn(d, generator=g, dtype=torch.float64)
         cases.append((x, gamma, beta, 1e-5))
     return cases
 

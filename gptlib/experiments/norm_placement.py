@@ -91,9 +91,9 @@ def unigram_entropy(data: CharData) -> float:
 def training_comparison(
     data: CharData,
     n_layers: int = 8,
-    steps: int = 100,
+    steps: int = 120,
     lr: float = 6e-3,
-    warmup_steps: int = 30,
+    warmup_steps: int = 40,
     seed: int = 0,
 ) -> dict[str, torch.Tensor]:
     """Train three identical-but-for-norm models; return each one's losses [steps].
@@ -125,3 +125,29 @@ def final_loss(losses: torch.Tensor, last: int = 10) -> float:
     """Mean of the last `last` losses (NaN counts as infinitely bad: a diverged run)."""
     tail = losses[-last:]
     return math.inf if torch.isnan(tail).any() else float(tail.mean())
+
+
+@torch.no_grad()
+def stream_sizes(model: GPT, idx: torch.Tensor) -> torch.Tensor:
+    """Mean per-token norm |x| of the stream entering each block and leaving the last, [L + 1].
+
+    idx: token ids [B, T]. For Post-LN every block ends in a LayerNorm, so from block 2 on
+    the stream enters at the size LayerNorm gives it (√d when γ = 1); for Pre-LN it is a raw
+    sum that grows with every write.
+    """
+    sizes: list[torch.Tensor] = []
+    hooks = [
+        block.register_forward_pre_hook(lambda _m, args: sizes.append(args[0].norm(dim=-1).mean()))
+        for block in model.blocks
+    ]
+    hooks.append(
+        model.blocks[-1].register_forward_hook(
+            lambda _m, _in, out: sizes.append(out[0].norm(dim=-1).mean())
+        )
+    )
+    try:
+        model(idx)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return torch.stack(sizes)

@@ -15,8 +15,8 @@ def plot_activations(
     """Left: φ(x) for each activation; right: its slope φ'(x), the factor the gradient gets."""
     fig, (ax_value, ax_slope) = plt.subplots(1, 2, figsize=(10, 3.6))
     for name, (y, slope) in curves.items():
-        ax_value.plot(x, y, label=name)
-        ax_slope.plot(x, slope, label=name)
+        ax_value.plot(x.tolist(), y.tolist(), label=name)
+        ax_slope.plot(x.tolist(), slope.tolist(), label=name)
     ax_value.set(title="activation φ(x)", xlabel="x")
     ax_slope.set(title="slope φ'(x) (what backprop multiplies by)", xlabel="x")
     for ax in (ax_value, ax_slope):
@@ -32,7 +32,7 @@ def plot_gradient_flow(flows: dict[str, GradientFlow], title: str) -> Figure:
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for label, flow in flows.items():
         layers = range(1, len(flow.grad_norms) + 1)
-        ax.semilogy(layers, flow.grad_norms.clamp_min(1e-300), marker="o", ms=3, label=label)
+        ax.semilogy(layers, flow.grad_norms.tolist(), marker="o", ms=3, label=label)
     ax.set(title=title, xlabel="block (1 = next to the input)", ylabel="gradient norm")
     ax.legend()
     fig.tight_layout()
@@ -44,7 +44,7 @@ def plot_token_similarity(flows: dict[str, GradientFlow]) -> Figure:
     fig, ax = plt.subplots(figsize=(7, 3.4))
     for label, flow in flows.items():
         layers = range(1, len(flow.token_similarity) + 1)
-        ax.plot(layers, flow.token_similarity, marker="o", ms=3, label=label)
+        ax.plot(layers, flow.token_similarity.tolist(), marker="o", ms=3, label=label)
     ax.set(
         title="how alike the positions' vectors become",
         xlabel="block",
@@ -62,7 +62,7 @@ def plot_stream_writes(writes: dict[str, StreamWrites]) -> Figure:
     width = 0.8 / len(writes)
     for k, (label, w) in enumerate(writes.items()):
         positions = [i + (k - (len(writes) - 1) / 2) * width for i in range(len(w.names))]
-        ax.bar(positions, w.relative, width=width, label=label)
+        ax.bar(positions, w.relative.tolist(), width=width, label=label)
     names = next(iter(writes.values())).names
     ax.set_xticks(range(len(names)), names)
     ax.set_yscale("log")

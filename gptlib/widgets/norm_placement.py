@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 from gptlib.experiments.norm_placement import init_gradient_profile, toy_data
 from gptlib.viz.norm_placement import NORM_STYLE, draw_gradient_profile
 
-# Fewer models than the notebook's main experiment, so a new depth draws in a fraction of a second.
-WIDGET_MODELS, WIDGET_BATCHES = 2, 1
+# One model and one batch (the main experiment averages 3 × 2), so a new depth draws fast.
+WIDGET_MODELS, WIDGET_BATCHES = 1, 1
 NORM_CHOICES = {"Pre-LN": ("pre",), "Post-LN": ("post",), "both": ("pre", "post")}
 
 
