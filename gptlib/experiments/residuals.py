@@ -172,8 +172,9 @@ def residual_stream_writes(model: GPT, idx: torch.Tensor) -> StreamWrites:
     """Record every write into the residual stream of a Pre-LN `model` on token ids idx [B, T]."""
     if model.config.norm != "pre" or not all(block.residual for block in model.blocks):
         raise ValueError(
-            "residual_stream_writes needs a Pre-LN model with residual connections "
-            f"(norm='pre'), got norm={model.config.norm!r}"
+            "residual_stream_writes needs a Pre-LN model with residual connections, got "
+            f"norm={model.config.norm!r}, residual={[b.residual for b in model.blocks]}; "
+            "build it with GPTConfig(norm='pre') and leave Block.residual at True"
         )
     captured: dict[str, torch.Tensor] = {}
     hooks = [
