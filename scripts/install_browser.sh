@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Install Debian's Chromium for the UI tests (Playwright's own browser download is not used).
+# Install Debian's Chromium for the UI tests (tests/ui, `pytest -m ui`); nothing to do when it
+# is there. The tests launch /usr/bin/chromium through Python Playwright (a test dependency in
+# pyproject.toml); Playwright's own browser download is not used.
 set -euo pipefail
-if command -v chromium >/dev/null 2>&1; then
+if [ -x /usr/bin/chromium ]; then
   exit 0
 fi
 SUDO=""
