@@ -64,7 +64,8 @@ def main() -> None:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         val = held_out_loss(out)
     print(machine_line())
-    print("command:", " ".join(["python"] + command[1:-2]))
+    shown = ["python"] + [a for a in command[1:] if a != str(out) and a != "--out"]
+    print("command:", " ".join(shown))
     print("summary:", json.dumps(summary))
     print(
         f"peak memory of the training process: {usage.ru_maxrss / 1024:.0f} MB; "
