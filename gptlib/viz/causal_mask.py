@@ -1,0 +1,104 @@
+"""Plots for notebook 03: the masked score matrix, which outputs a change reaches, and the
+training run without the mask."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+
+from gptlib.experiments.mask_ablation import AblationRun
+from gptlib.viz.labels import char_labels
+
+
+def plot_masked_attention(
+    masked_scores: torch.Tensor, weights: torch.Tensor, labels: Sequence[str]
+) -> Figure:
+    """Masked scores [T, T] (−∞ drawn grey) beside their softmax weights [T, T], annotated."""
+    fig, (ax_s, ax_w) = plt.subplots(1, 2, figsize=(9, 4), constrained_layout=True)
+    finite = masked_scores.isfinite()
+    shown = masked_scores.masked_fill(~finite, float("nan"))
+    cmap = plt.get_cmap("coolwarm").with_extremes(bad="lightgrey")
+    ax_s.imshow(shown.detach().numpy(), cmap=cmap)
+    ax_w.imshow(weights.detach().numpy(), cmap="viridis", vmin=0, vmax=1)
+    T = len(labels)
+    for i in range(T):
+        for j in range(T):
+            s = "−∞" if not finite[i, j] else f"{masked_scores[i, j]:.1f}"
+            ax_s.text(j, i, s, ha="center", va="center", fontsize=8)
+            w = weights[i, j].item()
+            ax_w.text(
+                j,
+                i,
+                "0" if w == 0 else f"{w:.2f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if w < 0.5 else "black",
+            )
+    for ax, title in ((ax_s, "scores after masking"), (ax_w, "softmax weights")):
+        ax.set_xticks(range(T), char_labels(labels))
+        ax.set_yticks(range(T), char_labels(labels))
+        ax.set_xlabel("key j")
+        ax.set_ylabel("query i")
+        ax.set_title(title)
+    return fig
+
+
+def plot_output_change(
+    change: torch.Tensor,
+    position: int,
+    labels: Sequence[str],
+    atol: float = 1e-5,
+    title: str = "",
+    ax: plt.Axes | None = None,
+) -> plt.Axes:
+    """Bars of how far each position's logits moved [T] after changing token `position`.
+
+    Positions that did not move (change <= atol) get a grey "0" at the bottom of the log axis.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3), constrained_layout=True)
+    T = len(change)
+    colors = ["tab:red" if c > atol else "tab:grey" for c in change.tolist()]
+    # Unchanged positions have a change of 0: draw them at the floor of the log axis.
+    ax.bar(range(T), change.clamp_min(atol / 10).tolist(), color=colors)
+    for t, c in enumerate(change.tolist()):
+        if c <= atol:
+            ax.text(t, atol / 5, "0", ha="center", va="bottom", color="tab:grey")
+    ax.axvline(position, color="black", linestyle="--", linewidth=1)
+    ax.axhline(atol, color="grey", linestyle=":", linewidth=1)
+    ax.set_yscale("log")
+    ax.set_ylim(atol / 10, max(1.0, float(change.max()) * 2))
+    ax.set_xticks(range(T), [f"{t}\n{c}" for t, c in enumerate(char_labels(labels))])
+    ax.set_xlabel("position (token)")
+    ax.set_ylabel("max |Δ logit|")
+    ax.set_title(title or f"token {position} changed: red positions moved")
+    return ax
+
+
+def plot_mask_ablation(masked: AblationRun, unmasked: AblationRun, floor: float) -> Figure:
+    """Training loss of both runs against the entropy floor, and their held-out losses."""
+    fig, (ax_l, ax_b) = plt.subplots(
+        1, 2, figsize=(11, 4), constrained_layout=True, gridspec_kw={"width_ratios": [3, 2]}
+    )
+    for run, color in ((masked, "tab:blue"), (unmasked, "tab:red")):
+        label = "with mask" if run.causal else "without mask"
+        ax_l.plot(run.losses, color=color, label=label)
+    ax_l.axhline(floor, color="black", linestyle="--", label=f"entropy floor {floor:.3f}")
+    ax_l.set_yscale("log")
+    ax_l.set_xlabel("step")
+    ax_l.set_ylabel("training loss (nats/char)")
+    ax_l.legend()
+    ax_l.set_title("training loss")
+    names = ("whole window\nvisible", "prefix only\n(as in generation)")
+    x = torch.arange(2, dtype=torch.float32)
+    for offset, run, color in ((-0.2, masked, "tab:blue"), (0.2, unmasked, "tab:red")):
+        ax_b.bar((x + offset).tolist(), [run.val_loss, run.prefix_loss], width=0.4, color=color)
+    ax_b.axhline(floor, color="black", linestyle="--")
+    ax_b.set_xticks(x.tolist(), names)
+    ax_b.set_ylabel("held-out loss (nats/char)")
+    ax_b.set_title("held-out loss")
+    return fig
