@@ -39,7 +39,11 @@ def test_entropies_and_lines():
     expected = (0.0 + torch.log(torch.tensor(2.0)) + torch.log(torch.tensor(3.0))) / 3
     torch.testing.assert_close(result.entropies(), torch.stack([expected, torch.tensor(0.0)]))
     assert result.lines()[:3] == ["n_heads = 2", "d_head = 8", "parameters = 1,088"]
-    assert result.lines()[4] == "head 1: mean entropy = 0.000"
+    torch.testing.assert_close(
+        result.previous_token_weights(), torch.tensor([0.5 / 2 + 1 / 3 / 2, 0.0])
+    )
+    assert result.lines()[3] == "head 0: mean entropy = 0.597, weight on previous token = 0.417"
+    assert result.lines()[4] == "head 1: mean entropy = 0.000, weight on previous token = 0.000"
 
 
 def test_head_patterns_refuses_bad_input():

@@ -27,10 +27,16 @@ class HeadPatterns:
         """Mean entropy (nats) of each head's attention rows, [h]: low = sharp, high = spread."""
         return torch.special.entr(self.weights).sum(-1).mean(-1)  # entr(w) = -w ln w, entr(0) = 0
 
+    def previous_token_weights(self) -> torch.Tensor:
+        """Mean weight each head puts from query t on key t-1 (queries 1..T-1), [h]."""
+        return self.weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)
+
     def lines(self) -> list[str]:
         """The numbers as `name = value` lines (read by the browser tests)."""
+        pairs = zip(self.entropies().tolist(), self.previous_token_weights().tolist(), strict=True)
         head_lines = [
-            f"head {i}: mean entropy = {e:.3f}" for i, e in enumerate(self.entropies().tolist())
+            f"head {i}: mean entropy = {e:.3f}, weight on previous token = {p:.3f}"
+            for i, (e, p) in enumerate(pairs)
         ]
         return [
             f"n_heads = {self.n_heads}",
