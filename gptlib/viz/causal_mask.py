@@ -60,7 +60,8 @@ def plot_output_change(
     Positions that did not move (change <= atol) get a grey "0" at the bottom of the log axis.
     """
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 3), constrained_layout=True)
+        fig, ax = plt.subplots(figsize=(8, 3))
+        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.25, top=0.88)
     T = len(change)
     colors = ["tab:red" if c > atol else "tab:grey" for c in change.tolist()]
     # Unchanged positions have a change of 0: draw them at the floor of the log axis.

@@ -14,13 +14,16 @@ from gptlib.viz.labels import char_labels
 
 
 def plot_head_patterns(weights: torch.Tensor, labels: Sequence[str], title: str = "") -> Figure:
-    """One heatmap per head of attention weights [h, T, T], at most four per row."""
+    """One heatmap per head of attention weights [h, T, T], at most four per row.
+
+    Only the outer panels carry the character tick labels (left column: queries, bottom row:
+    keys); drawing them on every panel would make each widget redraw several times slower.
+    """
     h, T, _ = weights.shape
     cols = min(h, 4)
     rows = math.ceil(h / cols)
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(2.6 * cols, 2.6 * rows + 0.4), squeeze=False, constrained_layout=True
-    )
+    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.6 * rows + 0.5), squeeze=False)
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.08, top=0.86, wspace=0.15, hspace=0.3)
     ticks = char_labels(labels)
     for i, ax in enumerate(axes.flat):
         if i >= h:
@@ -28,8 +31,14 @@ def plot_head_patterns(weights: torch.Tensor, labels: Sequence[str], title: str 
             continue
         ax.imshow(weights[i].detach().numpy(), cmap="viridis", vmin=0, vmax=1)
         ax.set_title(f"head {i}", fontsize=9)
-        ax.set_xticks(range(T), ticks, fontsize=6)
-        ax.set_yticks(range(T), ticks, fontsize=6)
+        if i % cols == 0:
+            ax.set_yticks(range(T), ticks, fontsize=6)
+        else:
+            ax.set_yticks([])
+        if i + cols >= h:  # the last panel of its column
+            ax.set_xticks(range(T), ticks, fontsize=6)
+        else:
+            ax.set_xticks([])
     if title:
         fig.suptitle(title)
     return fig
