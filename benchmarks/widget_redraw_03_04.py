@@ -45,6 +45,7 @@ def median_seconds(draw: Callable[[], object]) -> float:
 
 def main() -> None:
     plt.show = _render  # the show_* functions end with plt.show(); render instead
+    torch.set_num_threads(1)  # as notebooks 03 and 04 do
     torch.manual_seed(0)
     V = len(TOY_GRAMMAR.alphabet())
     text = "the red fox sees the cat."

@@ -16,6 +16,7 @@ def test_one_panel_per_head_four_per_row(h, panels):
     shown = [ax for ax in fig.axes if ax.get_title()]
     assert [ax.get_title() for ax in shown] == [f"head {i}" for i in range(h)]
     assert [t.get_text() for t in shown[0].get_yticklabels()] == ["a", "b", "⏎"]
+    assert all(not ax.get_xticks().size for ax in shown[1:])  # labels on the first panel only
 
 
 def test_slot_grids_show_the_booleans():

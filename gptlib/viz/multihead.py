@@ -16,8 +16,9 @@ from gptlib.viz.labels import char_labels
 def plot_head_patterns(weights: torch.Tensor, labels: Sequence[str], title: str = "") -> Figure:
     """One heatmap per head of attention weights [h, T, T], at most four per row.
 
-    Only the outer panels carry the character tick labels (left column: queries, bottom row:
-    keys); drawing them on every panel would make each widget redraw several times slower.
+    Only the first panel carries the character tick labels (queries down, keys across; every
+    panel shows the same sentence): labelling all of them would make each widget redraw
+    several times slower.
     """
     h, T, _ = weights.shape
     cols = min(h, 4)
@@ -31,14 +32,12 @@ def plot_head_patterns(weights: torch.Tensor, labels: Sequence[str], title: str 
             continue
         ax.imshow(weights[i].detach().numpy(), cmap="viridis", vmin=0, vmax=1)
         ax.set_title(f"head {i}", fontsize=9)
-        if i % cols == 0:
+        if i == 0:
+            ax.set_xticks(range(T), ticks, fontsize=6)
             ax.set_yticks(range(T), ticks, fontsize=6)
         else:
-            ax.set_yticks([])
-        if i + cols >= h:  # the last panel of its column
-            ax.set_xticks(range(T), ticks, fontsize=6)
-        else:
             ax.set_xticks([])
+            ax.set_yticks([])
     if title:
         fig.suptitle(title)
     return fig
