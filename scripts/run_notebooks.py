@@ -5,8 +5,9 @@
     python scripts/run_notebooks.py --dry-run       # execute and time, write nothing
 
 Run it after any change to gptlib or a notebook, then commit the notebooks. It prints each
-notebook's execution time. Kernels run on the CPU (GPTLIB_DEVICE=cpu) with a fixed hash seed,
-so the stored outputs are what strict nbval (`pytest --nbval`) reproduces.
+notebook's execution time. Kernels import this checkout's gptlib and run on the CPU
+(GPTLIB_DEVICE=cpu) with a fixed hash seed, so the stored outputs are what strict nbval
+(`pytest --nbval`) reproduces.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
     os.environ.update(KERNEL_ENV)
+    # the kernels import this checkout's gptlib, installed or not
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
+    )
     total = 0.0
     for path in paths:
         nb, seconds = execute(path, args.timeout)

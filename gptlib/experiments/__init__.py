@@ -1,1 +1,1 @@
-"""Small, seeded experiments that notebooks run and tests pin (gradient flow, norm placement, ...)."""
+"""Small, seeded experiments that notebooks run and tests pin (gradient flow, norm placement)."""

@@ -1,0 +1,574 @@
+"""Counting a Transformer: parameters, FLOPs, training time and memory (notebook 08).
+
+Everything here is arithmetic on a model's shape (`Architecture`), except the three measuring
+helpers at the end (`count_flops`, `time_calls`, `measure_matmul_peak`), which the notebook
+uses to check the arithmetic against torch's own FLOP counter and the reader's machine.
+
+Conventions: N is a parameter count, D a number of training tokens, T a context length,
+L layers, d the model width, V the vocabulary, d_ff the FFN width. FLOPs count a multiply-add
+as 2 floating-point operations.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from gptlib.model import GPTConfig
+
+STYLES = ("gpt", "llama")
+POSITIONS = ("learned", "sinusoidal", "none", "rope")
+A100_BF16_PEAK = 312e12  # FLOP/s, dense BF16 tensor cores (NVIDIA's datasheet)
+LLAMA2_7B_REPORTED_GPU_HOURS = 184_320  # A100-80GB hours, Touvron et al. 2023, Table 2
+
+
+def _check_positive_int(name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def _check_positive(name: str, value: float) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """The numbers that fix a decoder-only Transformer's size (notebook 08).
+
+    style="gpt": LayerNorm (γ, plus β when `bias`), a GELU MLP with two matrices d × d_ff,
+    biases in every linear layer when `bias`. style="llama": RMSNorm (γ only), a SwiGLU FFN
+    with three matrices d × d_ff, no biases. `context` is T: the length of learned position
+    tables, of the attention term and of the KV cache. d_ff defaults to 4d.
+    """
+
+    n_layers: int
+    d_model: int
+    n_heads: int
+    vocab_size: int
+    context: int
+    d_ff: int | None = None
+    style: str = "gpt"
+    bias: bool = True
+    tie_weights: bool = False
+    positions: str = "learned"
+    final_norm: bool = True
+    name: str = field(default="custom", compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "d_model", "n_heads", "vocab_size", "context"):
+            _check_positive_int(name, getattr(self, name))
+        if self.d_ff is not None:
+            _check_positive_int("d_ff", self.d_ff)
+        if self.d_model % self.n_heads:
+            divisors = [h for h in range(1, min(self.d_model, 256) + 1) if self.d_model % h == 0]
+            raise ValueError(
+                f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: each head "
+                f"gets d_model / n_heads features. Choose n_heads from {divisors}"
+            )
+        if self.style not in STYLES:
+            raise ValueError(f"style must be one of {STYLES}, got {self.style!r}")
+        if self.style == "llama" and self.bias:
+            raise ValueError("style='llama' has no biases: pass bias=False")
+        if self.positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
+
+    @property
+    def ffn_width(self) -> int:
+        """d_ff: the FFN's hidden width (4d unless given)."""
+        return 4 * self.d_model if self.d_ff is None else self.d_ff
+
+    @property
+    def head_size(self) -> int:
+        """d_h = d / h."""
+        return self.d_model // self.n_heads
+
+
+def architecture_of(config: GPTConfig) -> Architecture:
+    """The `Architecture` of a `gptlib.GPT` built from `config` (notebooks 07, 08)."""
+    return Architecture(
+        n_layers=config.n_layers,
+        d_model=config.d_model,
+        n_heads=config.n_heads,
+        vocab_size=config.vocab_size,
+        context=config.max_len,
+        style="gpt",
+        bias=config.bias,
+        tie_weights=config.tie_weights,
+        positions=config.positions,
+        final_norm=config.norm == "pre",  # Post-LN blocks end in a norm already
+        name="gptlib.GPT",
+    )
+
+
+PRESETS: dict[str, Architecture] = {
+    arch.name: arch
+    for arch in (
+        Architecture(4, 128, 4, 65, 256, name="chapter GPT (characters)"),
+        Architecture(12, 768, 12, 50_257, 1024, tie_weights=True, name="GPT-2 small"),
+        Architecture(24, 1024, 16, 50_257, 1024, tie_weights=True, name="GPT-2 medium"),
+        Architecture(36, 1280, 20, 50_257, 1024, tie_weights=True, name="GPT-2 large"),
+        Architecture(48, 1600, 25, 50_257, 1024, tie_weights=True, name="GPT-2 XL"),
+        Architecture(96, 12_288, 96, 50_257, 2048, tie_weights=True, name="GPT-3 175B"),
+        Architecture(
+            32,
+            4096,
+            32,
+            32_000,
+            4096,
+            d_ff=11_008,
+            style="llama",
+            bias=False,
+            positions="rope",
+            name="Llama 2 7B",
+        ),
+    )
+}
+"""Named shapes. GPT-2 and GPT-3 tie the unembedding to the token embedding."""
+
+PRESET_TRAINING_TOKENS: dict[str, float] = {"GPT-3 175B": 300e9, "Llama 2 7B": 2e12}
+"""Tokens the published runs trained on (Brown et al. 2020; Touvron et al. 2023)."""
+
+
+@dataclass(frozen=True)
+class ParameterRow:
+    """One line of a parameter table: what, by which formula, how many."""
+
+    component: str
+    formula: str
+    count: int
+
+
+@dataclass(frozen=True)
+class ParameterCounts:
+    """Parameters of an `Architecture`, by component (notebook 08).
+
+    `layers` is L × (attention + FFN), as in the chapter's table; norms, embeddings and the
+    position table are counted apart. `matmul_weights` are the parameters that take part in one
+    multiply-add per token: every weight matrix, the unembedding included even when it is tied.
+    Embedding rows are looked up, not multiplied, and norms and biases only scale and add, so
+    2 × matmul_weights is exactly the forward matmul FLOPs per token outside attention.
+    """
+
+    n_layers: int
+    attention_per_layer: int
+    ffn_per_layer: int
+    layers: int
+    embeddings: int
+    positions: int
+    norms: int
+    matmul_weights: int
+    attention_formula: str
+    ffn_formula: str
+    embeddings_label: str
+    embeddings_formula: str
+    norms_formula: str
+
+    @property
+    def total(self) -> int:
+        return self.layers + self.embeddings + self.positions + self.norms
+
+    def rows(self) -> list[ParameterRow]:
+        """The chapter's table: (component, formula, count) rows, the total last."""
+        rows = [
+            ParameterRow(
+                "attention per layer (W_Q, W_K, W_V, W_O)",
+                self.attention_formula,
+                self.attention_per_layer,
+            ),
+            ParameterRow("FFN per layer", self.ffn_formula, self.ffn_per_layer),
+            ParameterRow(f"all {self.n_layers} layers", "L × (attention + FFN)", self.layers),
+            ParameterRow(self.embeddings_label, self.embeddings_formula, self.embeddings),
+        ]
+        if self.positions:
+            rows.append(ParameterRow("position embedding (learned)", "T·d", self.positions))
+        rows.append(ParameterRow("norm weights", self.norms_formula, self.norms))
+        rows.append(ParameterRow("total", "", self.total))
+        return rows
+
+
+def parameter_counts(arch: Architecture) -> ParameterCounts:
+    """Count an `Architecture`'s parameters component by component (notebook 08).
+
+    GPT style, per layer: attention 4d² (+ 4d biases), MLP 2·d·d_ff (+ d_ff + d biases), two
+    LayerNorms of d weights (+ d biases each). Llama style: attention 4d², SwiGLU 3·d·d_ff,
+    two RMSNorms of d weights. Then V·d for the token embedding, V·d more for an untied
+    unembedding, T·d for learned positions and one final norm.
+    """
+    L, d, V, d_ff = arch.n_layers, arch.d_model, arch.vocab_size, arch.ffn_width
+    n_ffn_matrices = 3 if arch.style == "llama" else 2
+    attention_weights, ffn_weights = 4 * d * d, n_ffn_matrices * d * d_ff
+    attention, ffn = attention_weights, ffn_weights
+    attention_formula, ffn_formula = "4d²", f"{n_ffn_matrices}·d·d_ff"
+    if arch.bias:
+        attention, ffn = attention + 4 * d, ffn + d_ff + d
+        attention_formula, ffn_formula = "4d² + 4d", ffn_formula + " + d_ff + d"
+    per_norm = 2 * d if arch.style == "gpt" and arch.bias else d
+    norm_symbol = "2d" if per_norm == 2 * d else "d"
+    norms = (2 * L + arch.final_norm) * per_norm
+    norms_formula = f"2·{norm_symbol}·L" + (f" + {norm_symbol}" if arch.final_norm else "")
+    if arch.tie_weights:
+        label, embeddings, formula = "token embedding (tied with the output layer)", V * d, "Vd"
+    else:
+        label, embeddings, formula = "input embedding + output layer (untied)", 2 * V * d, "2Vd"
+    return ParameterCounts(
+        n_layers=L,
+        attention_per_layer=attention,
+        ffn_per_layer=ffn,
+        layers=L * (attention + ffn),
+        embeddings=embeddings,
+        positions=arch.context * d if arch.positions == "learned" else 0,
+        norms=norms,
+        matmul_weights=L * (attention_weights + ffn_weights) + V * d,
+        attention_formula=attention_formula,
+        ffn_formula=ffn_formula,
+        embeddings_label=label,
+        embeddings_formula=formula,
+        norms_formula=norms_formula,
+    )
+
+
+def gpt_layers_approximation(n_layers: int, d_model: int) -> int:
+    """12·L·d²: a GPT block's 4d² attention plus 8d² MLP weights, times L (no embeddings)."""
+    return 12 * n_layers * d_model**2
+
+
+# FLOPs ------------------------------------------------------------------------------------
+
+
+def forward_flops_per_token(n_params: int) -> int:
+    """2N: one multiply-add (2 FLOPs) per parameter per token."""
+    return 2 * n_params
+
+
+def backward_flops_per_token(n_params: int) -> int:
+    """4N: gradients for the activations and for the weights, each about a forward pass."""
+    return 4 * n_params
+
+
+def training_flops_per_token(n_params: int) -> int:
+    """6N = 2N forward + 4N backward."""
+    return 6 * n_params
+
+
+def attention_flops_per_token(
+    n_layers: int, context: int, d_model: int, causal: bool = False
+) -> int:
+    """Forward FLOPs per token of the attention scores QKᵀ and the mix AV: 4·L·T·d.
+
+    Per layer and token, q·k against T keys costs 2·T·d and weighting T values another 2·T·d.
+    With `causal=True` only the unmasked half of the T × T square is computed (as fused
+    kernels do): 2·L·T·d. The written-out math path computes the whole square.
+    """
+    full = 4 * n_layers * context * d_model
+    return full // 2 if causal else full
+
+
+def model_flops_per_token(
+    n_params: int, n_layers: int, context: int, d_model: int, training: bool = True
+) -> int:
+    """FLOPs a model's math needs per token, attention included: 6N + 3·4LTd when training
+    (backward costs twice the forward, attention too), 2N + 4LTd for a forward pass.
+
+    This is the numerator of MFU (model FLOPs utilisation, Chowdhery et al. 2022, app. B).
+    """
+    attention = attention_flops_per_token(n_layers, context, d_model)
+    if training:
+        return training_flops_per_token(n_params) + 3 * attention
+    return forward_flops_per_token(n_params) + attention
+
+
+def training_flops(n_params: int, n_tokens: float) -> float:
+    """6·N·D: the whole training run's FLOPs (attention left out, as in the chapter)."""
+    return 6 * n_params * n_tokens
+
+
+def accelerator_hours(total_flops: float, peak_flops: float, mfu: float) -> float:
+    """Hours one accelerator needs for `total_flops` at `peak_flops` (FLOP/s) × `mfu`.
+
+    `mfu` is the fraction of the peak that the run sustains (0.4 is a realistic 40%).
+    """
+    _check_positive("total_flops", total_flops)
+    _check_positive("peak_flops", peak_flops)
+    if not 0 < mfu <= 1:
+        raise ValueError(f"mfu is a fraction of the peak in (0, 1], got {mfu!r} (40% is 0.4)")
+    return total_flops / (peak_flops * mfu) / 3600
+
+
+def mfu(flops_per_step: float, seconds_per_step: float, peak_flops: float) -> float:
+    """Model FLOPs utilisation: achieved FLOP/s (flops_per_step / seconds) over the peak."""
+    _check_positive("flops_per_step", flops_per_step)
+    _check_positive("seconds_per_step", seconds_per_step)
+    _check_positive("peak_flops", peak_flops)
+    return flops_per_step / seconds_per_step / peak_flops
+
+
+# Memory -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainingMemory:
+    """Bytes held for training with Adam: weights, gradients, optimizer state (no activations)."""
+
+    weights: int
+    gradients: int
+    optimizer: int
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.gradients + self.optimizer
+
+
+def training_memory(
+    n_params: int, weight_bytes: int = 4, grad_bytes: int = 4, optimizer_bytes: int = 8
+) -> TrainingMemory:
+    """Weights, gradients and Adam state of `n_params` parameters, in bytes.
+
+    Defaults are fp32 throughout: Adam keeps two fp32 moments (8 bytes a parameter). For BF16
+    mixed precision pass weight_bytes=2, grad_bytes=2, optimizer_bytes=12 (moments plus an
+    fp32 master copy): 16 bytes a parameter either way. Activations come on top.
+    """
+    for name, value in (
+        ("n_params", n_params),
+        ("weight_bytes", weight_bytes),
+        ("grad_bytes", grad_bytes),
+        ("optimizer_bytes", optimizer_bytes),
+    ):
+        _check_positive_int(name, value)
+    return TrainingMemory(
+        n_params * weight_bytes, n_params * grad_bytes, n_params * optimizer_bytes
+    )
+
+
+def kv_cache_bytes(
+    n_layers: int, context: int, d_model: int, batch: int = 1, bytes_per_value: int = 2
+) -> int:
+    """Bytes of the KV cache: a key and a value vector of width d per layer, token, sequence.
+
+    2·L·T·d·B values (multi-head attention; grouped-query attention would shrink d to
+    n_kv_heads·d_h). `bytes_per_value`: 2 for fp16/bf16, 4 for fp32.
+    """
+    for name, value in (
+        ("n_layers", n_layers),
+        ("context", context),
+        ("d_model", d_model),
+        ("batch", batch),
+        ("bytes_per_value", bytes_per_value),
+    ):
+        _check_positive_int(name, value)
+    return 2 * n_layers * context * d_model * batch * bytes_per_value
+
+
+# The cost calculator ----------------------------------------------------------------------
+
+
+def _count(n: float) -> str:
+    """6738415616 → '6.74B', 842752 → '0.84M'."""
+    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.2f}M"
+
+
+@dataclass(frozen=True)
+class CostReport:
+    """Everything the cost calculator shows for one architecture and training run.
+
+    Memory assumes BF16 mixed precision (16 bytes a parameter with Adam); the KV cache is for
+    one sequence of T tokens in BF16.
+    """
+
+    architecture: Architecture
+    params: ParameterCounts
+    n_tokens: float
+    peak_flops: float
+    mfu: float
+    forward_flops_per_token: int
+    attention_flops_per_token: int
+    training_flops_per_token: int
+    total_training_flops: float
+    accelerator_hours: float
+    memory: TrainingMemory
+    kv_cache_bytes: int
+
+    def lines(self) -> list[str]:
+        """The report as text: a header, the parameter table, then `name = value` lines.
+
+        The names stay fixed whatever the inputs (the values carry no units in their names'
+        place), so a test can find `total training FLOPs = 8.09e+22` by its name.
+        """
+        a, p = self.architecture, self.params
+        h = self.accelerator_hours
+        width = max(len(row.component) for row in p.rows())
+        table = [f"{r.component:<{width}}  {r.formula:<22} {r.count:>17,}" for r in p.rows()]
+        return [
+            f"{a.name}: L={a.n_layers}, d={a.d_model:,}, h={a.n_heads} (d_h={a.head_size}), "
+            f"V={a.vocab_size:,}, T={a.context:,}, d_ff={a.ffn_width:,}",
+            *table,
+            f"parameters N = {p.total:,} ({_count(p.total)})",
+            f"forward FLOPs per token (2N) = {self.forward_flops_per_token:.3g}",
+            f"attention FLOPs per token (4·L·T·d) = {self.attention_flops_per_token:.3g}",
+            f"training FLOPs per token (6N) = {self.training_flops_per_token:.3g}",
+            f"training tokens D = {self.n_tokens:.3g}",
+            f"total training FLOPs = {self.total_training_flops:.3g}",
+            f"sustained FLOP/s (peak × MFU) = {self.peak_flops * self.mfu:.3g}",
+            f"accelerator-hours = {h:,.0f}" if h >= 100 else f"accelerator-hours = {h:.3g}",
+            f"training memory in GiB (bf16 weights and grads, fp32 Adam) = "
+            f"{self.memory.total / 2**30:.4g}",
+            f"KV cache in GiB (one sequence of T tokens, bf16) = {self.kv_cache_bytes / 2**30:.4g}",
+        ]
+
+
+def cost_report(
+    arch: Architecture, n_tokens: float, peak_flops: float = A100_BF16_PEAK, mfu: float = 0.4
+) -> CostReport:
+    """Parameters, FLOPs, accelerator-hours and memory of training `arch` on `n_tokens` tokens
+    with accelerators of `peak_flops` FLOP/s sustaining a fraction `mfu` of it (notebook 08).
+
+    The pure function behind the cost-calculator widget.
+    """
+    _check_positive("n_tokens", n_tokens)
+    params = parameter_counts(arch)
+    n = params.total
+    total = training_flops(n, n_tokens)
+    return CostReport(
+        architecture=arch,
+        params=params,
+        n_tokens=n_tokens,
+        peak_flops=peak_flops,
+        mfu=mfu,
+        forward_flops_per_token=forward_flops_per_token(n),
+        attention_flops_per_token=attention_flops_per_token(
+            arch.n_layers, arch.context, arch.d_model
+        ),
+        training_flops_per_token=training_flops_per_token(n),
+        total_training_flops=total,
+        accelerator_hours=accelerator_hours(total, peak_flops, mfu),
+        memory=training_memory(n, weight_bytes=2, grad_bytes=2, optimizer_bytes=12),
+        kv_cache_bytes=kv_cache_bytes(arch.n_layers, arch.context, arch.d_model),
+    )
+
+
+def calculator_report(
+    preset: str = "Llama 2 7B",
+    *,
+    n_layers: int | None = None,
+    d_model: int | None = None,
+    n_heads: int | None = None,
+    vocab_size: int | None = None,
+    context: int | None = None,
+    d_ff: int | None = None,
+    n_tokens: float | None = None,
+    peak_tflops: float = A100_BF16_PEAK / 1e12,
+    mfu: float = 0.4,
+) -> CostReport:
+    """The cost calculator's state as a pure function (notebook 08's widget).
+
+    Starts from `PRESETS[preset]` (style, biases, tying and positions come from it) and
+    replaces the shape numbers that are given. `n_tokens` defaults to the published run's
+    tokens for GPT-3 and Llama 2, else to 20 tokens a parameter (the compute-optimal ratio of
+    Hoffmann et al. 2022). The peak is in TFLOP/s, `mfu` a fraction of it.
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {list(PRESETS)}")
+    base = PRESETS[preset]
+    changes = {
+        name: value
+        for name, value in (
+            ("n_layers", n_layers),
+            ("d_model", d_model),
+            ("n_heads", n_heads),
+            ("vocab_size", vocab_size),
+            ("context", context),
+            ("d_ff", d_ff),
+        )
+        if value is not None
+    }
+    arch = replace(base, **changes)
+    shape = ("n_layers", "d_model", "n_heads", "vocab_size", "context", "ffn_width")
+    if any(getattr(arch, name) != getattr(base, name) for name in shape):
+        arch = replace(arch, name=f"{preset} (modified)")
+    if n_tokens is None:
+        n_tokens = PRESET_TRAINING_TOKENS.get(preset, 20 * parameter_counts(arch).total)
+    _check_positive("peak_tflops", peak_tflops)
+    return cost_report(arch, n_tokens, peak_flops=peak_tflops * 1e12, mfu=mfu)
+
+
+# Measuring --------------------------------------------------------------------------------
+
+
+def count_flops(fn: Callable[[], object]) -> tuple[int, dict[str, int]]:
+    """Run `fn()` under `torch.utils.flop_counter.FlopCounterMode`; return (total, by op).
+
+    The counter only knows matrix products (mm, addmm, bmm, convolutions, the fused CUDA
+    attention kernels); elementwise work (softmax, GELU, norms, adds) counts 0, and so does
+    the CPU kernel behind `F.scaled_dot_product_attention`. by op: {"addmm": …, "mm": …}.
+    """
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    by_op = {
+        str(op).removeprefix("aten."): int(n)
+        for op, n in counter.get_flop_counts()["Global"].items()
+    }
+    return int(counter.get_total_flops()), by_op
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def time_calls(
+    fn: Callable[[], object],
+    repeats: int = 5,
+    warmup: int = 1,
+    device: torch.device | str = "cpu",
+) -> list[float]:
+    """Seconds taken by each of `repeats` calls of `fn()`, after `warmup` untimed calls.
+
+    Waits for the accelerator to finish (cuda, mps) before reading the clock.
+    """
+    _check_positive_int("repeats", repeats)
+    if not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a non-negative int, got {warmup!r}")
+    device = torch.device(device)
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        _synchronize(device)
+        start = time.perf_counter()
+        fn()
+        _synchronize(device)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def measure_matmul_peak(
+    size: int = 1024,
+    repeats: int = 10,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float32,
+) -> float:
+    """This machine's matmul FLOP/s: 2·size³ over the fastest of `repeats` square products.
+
+    The best run approximates the peak that a large, well-shaped matmul reaches; use it as
+    the denominator of MFU on machines without a datasheet figure.
+    """
+    _check_positive_int("size", size)
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randn(size, size, generator=generator).to(device=device, dtype=dtype)
+    b = torch.randn(size, size, generator=generator).to(device=device, dtype=dtype)
+    fastest = min(time_calls(lambda: a @ b, repeats=repeats, warmup=2, device=device))
+    return 2 * size**3 / fastest
+
+
+def median_seconds(times: list[float]) -> float:
+    """The median of a list of timings: robust to a stray slow call on a busy machine."""
+    if not times:
+        raise ValueError("median_seconds needs at least one timing")
+    return statistics.median(times)

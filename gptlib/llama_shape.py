@@ -1,0 +1,128 @@
+"""A decoder with Llama 2's parameter tensors, built to be counted (notebook 08).
+
+idx [B, T] → embed_tokens → L × (RMSNorm → attention, RMSNorm → SwiGLU) → RMSNorm → lm_head
+→ logits [B, T, V]. No biases anywhere, untied embeddings, three d × d_ff matrices per FFN.
+Parameter names follow the Hugging Face Llama layout (q_proj, gate_proj, input_layernorm, …).
+
+Llama rotates queries and keys with RoPE (chapter 1.4). RoPE has no parameters and does no
+matrix multiplications, so it is left out: this module exists to have its parameters and matmul
+FLOPs counted. Build the 7B shape on `torch.device("meta")` to count it without allocating.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from gptlib._validate import check_token_ids
+from gptlib.attention import causal_mask, scaled_dot_product_attention
+
+
+class RMSNorm(nn.Module):
+    """x / √(mean(x²) + ε) ⊙ γ over the last axis: LayerNorm without centring or β.
+
+    Holds d weights and no bias. [..., d] → [..., d].
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+
+
+class SwiGLU(nn.Module):
+    """Gated FFN down(silu(gate(x)) ⊙ up(x)): three d × d_ff matrices, no biases.
+
+    [B, T, d] → [B, T, d_ff] (twice) → [B, T, d].
+    """
+
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__()
+        self.gate_proj = nn.Linear(d_model, d_ff, bias=False)
+        self.up_proj = nn.Linear(d_model, d_ff, bias=False)
+        self.down_proj = nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaAttention(nn.Module):
+    """Causal multi-head attention with separate W_Q, W_K, W_V, W_O (4d² weights, no biases).
+
+    x [B, T, d] → q, k, v [B, h, T, d_h] → written-out causal softmax attention → [B, T, d].
+    """
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        if n_heads < 1 or d_model % n_heads:
+            raise ValueError(
+                f"d_model={d_model} is not divisible by n_heads={n_heads}; pick n_heads so "
+                "that each head gets d_model / n_heads features"
+            )
+        self.n_heads = n_heads
+        self.q_proj = nn.Linear(d_model, d_model, bias=False)
+        self.k_proj = nn.Linear(d_model, d_model, bias=False)
+        self.v_proj = nn.Linear(d_model, d_model, bias=False)
+        self.o_proj = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, d = x.shape
+        q, k, v = (
+            proj(x).view(B, T, self.n_heads, d // self.n_heads).transpose(1, 2)
+            for proj in (self.q_proj, self.k_proj, self.v_proj)
+        )
+        out, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(T, device=x.device))
+        return self.o_proj(out.transpose(1, 2).reshape(B, T, d))
+
+
+class LlamaBlock(nn.Module):
+    """Pre-norm block: x + attn(RMSNorm(x)), then x + SwiGLU(RMSNorm(x)). [B, T, d] → [B, T, d]."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int) -> None:
+        super().__init__()
+        self.input_layernorm = RMSNorm(d_model)
+        self.self_attn = LlamaAttention(d_model, n_heads)
+        self.post_attention_layernorm = RMSNorm(d_model)
+        self.mlp = SwiGLU(d_model, d_ff)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.self_attn(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class LlamaShaped(nn.Module):
+    """A Llama-style decoder (notebook 08): `LlamaShaped(32, 4096, 32, 32_000, 11_008)` has
+    exactly Llama 2 7B's 6,738,415,616 parameters.
+
+    forward(idx [B, T]) → logits [B, T, V].
+    """
+
+    def __init__(
+        self, n_layers: int, d_model: int, n_heads: int, vocab_size: int, d_ff: int
+    ) -> None:
+        super().__init__()
+        for name, value in (
+            ("n_layers", n_layers),
+            ("d_model", d_model),
+            ("n_heads", n_heads),
+            ("vocab_size", vocab_size),
+            ("d_ff", d_ff),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        self.vocab_size = vocab_size
+        self.embed_tokens = nn.Embedding(vocab_size, d_model)
+        self.layers = nn.ModuleList(LlamaBlock(d_model, n_heads, d_ff) for _ in range(n_layers))
+        self.norm = RMSNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        check_token_ids(idx, self.vocab_size)
+        x = self.embed_tokens(idx)  # [B, T, d]
+        for layer in self.layers:
+            x = layer(x)
+        return self.lm_head(self.norm(x))

@@ -1,0 +1,186 @@
+"""The GPT: parameter count by formula, loss at init, bad input, KV-cache generation."""
+
+import math
+
+import pytest
+import torch
+
+from gptlib import GPT, GPTConfig, next_token_probs, sample_next, seed_everything
+
+
+def chapter_formula(V: int, d: int, L: int, max_len: int) -> int:
+    """Parameters of the chapter's GPT, term by term (biases on, untied, learned positions)."""
+    attention = (3 * d * d + 3 * d) + (d * d + d)  # fused qkv + output projection
+    mlp = (4 * d * d + 4 * d) + (4 * d * d + d)
+    norms = 2 * 2 * d
+    return V * d + max_len * d + L * (attention + mlp + norms) + 2 * d + d * V
+
+
+@pytest.mark.parametrize("V", [65, 80])
+def test_parameter_count_of_chapter_config_matches_formula(V):
+    model = GPT(GPTConfig(vocab_size=V))
+    assert model.num_parameters() == chapter_formula(V, 128, 4, 256)
+    assert round(model.num_parameters() / 1e6, 2) in (0.84, 0.85)
+
+
+def test_tied_weights_are_counted_once_and_shared():
+    untied = GPT(GPTConfig(vocab_size=65))
+    tied = GPT(GPTConfig(vocab_size=65, tie_weights=True))
+    assert untied.num_parameters() - tied.num_parameters() == 65 * 128
+    assert tied.head.weight is tied.tok_emb.weight
+
+
+def test_initial_loss_is_about_log_vocab():
+    seed_everything(0)
+    model = GPT(GPTConfig(vocab_size=65))
+    idx = torch.randint(65, (4, 32))
+    _, loss = model(idx, idx)
+    assert abs(loss.item() - math.log(65)) < 0.1
+
+
+def test_sdpa_and_explicit_models_agree_and_attention_maps_are_causal():
+    seed_everything(0)
+    fast = GPT(GPTConfig(vocab_size=30, d_model=32, n_heads=4, n_layers=2))
+    explicit = GPT(
+        GPTConfig(vocab_size=30, d_model=32, n_heads=4, n_layers=2, attn_impl="explicit")
+    )
+    explicit.load_state_dict(fast.state_dict())
+    idx = torch.randint(30, (2, 12))
+    torch.testing.assert_close(fast(idx)[0], explicit(idx)[0], atol=1e-5, rtol=1e-5)
+    maps = fast.attention_maps(idx)
+    assert maps.shape == (2, 2, 4, 12, 12)
+    assert torch.all(maps.triu(1) == 0)
+    torch.testing.assert_close(maps.sum(-1), torch.ones(2, 2, 4, 12))
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal", "none"])
+def test_model_is_causal(norm, positions):
+    seed_everything(0)
+    model = GPT(
+        GPTConfig(vocab_size=20, d_model=16, n_heads=2, n_layers=2, norm=norm, positions=positions)
+    ).eval()
+    idx = torch.randint(20, (1, 10))
+    logits, _ = model(idx)
+    changed = idx.clone()
+    changed[0, 6] = (changed[0, 6] + 1) % 20
+    logits2, _ = model(changed)
+    assert torch.equal(logits[0, :6], logits2[0, :6])
+    assert not torch.allclose(logits[0, 6], logits2[0, 6])
+
+
+@pytest.mark.parametrize(
+    ("idx", "message"),
+    [
+        (
+            torch.zeros(1, 300, dtype=torch.long),
+            r"T=300 exceeds the model's max_len=256.*idx\[:, -256:\]",
+        ),
+        (
+            torch.tensor([[1, 2, 70]]),
+            r"token id 70 is out of range for vocab_size=65 \(valid ids are 0..64\)",
+        ),
+        (torch.tensor([[-1, 2]]), r"token id -1 is out of range"),
+        (torch.zeros(5, dtype=torch.long), r"shape \[B, T\].*got shape \[5\].*unsqueeze\(0\)"),
+        (torch.zeros(1, 5), r"integer tensor \(torch.long\), got dtype torch.float32"),
+        ([[1, 2]], r"must be a torch.Tensor"),
+    ],
+)
+def test_bad_token_ids_are_explained(idx, message):
+    model = GPT(GPTConfig(vocab_size=65))
+    with pytest.raises(ValueError, match=message):
+        model(idx)
+
+
+def test_bad_config_and_targets_are_explained():
+    with pytest.raises(ValueError, match=r"d_model=100 is not divisible by n_heads=3"):
+        GPTConfig(vocab_size=10, d_model=100, n_heads=3)
+    with pytest.raises(ValueError, match="vocab_size must be a positive int"):
+        GPTConfig(vocab_size=0)
+    with pytest.raises(ValueError, match="dropout must be in"):
+        GPTConfig(vocab_size=10, dropout=1.5)
+    model = GPT(GPTConfig(vocab_size=10, d_model=16, n_heads=2, n_layers=1))
+    with pytest.raises(ValueError, match=r"targets must have the same shape as idx \[1, 4\]"):
+        model(torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 3, dtype=torch.long))
+
+
+def _small_model(max_len=32, positions="learned"):
+    seed_everything(0)
+    model = GPT(
+        GPTConfig(
+            vocab_size=17, d_model=32, n_heads=4, n_layers=2, max_len=max_len, positions=positions
+        )
+    )
+    # bigger weights than at init, so that the next-token distribution is far from uniform
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(8.0)
+    return model
+
+
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal"])
+def test_kv_cache_greedy_equals_recomputation_also_past_max_len(positions):
+    model = _small_model(positions=positions)
+    prompt = torch.randint(17, (2, 5))
+    cached = model.generate(prompt, 70, temperature=0)  # 75 tokens > 2 × max_len
+    recomputed = model.generate(prompt, 70, temperature=0, use_cache=False)
+    assert cached.shape == (2, 75)
+    assert torch.equal(cached, recomputed)
+    assert torch.equal(cached[:, :5], prompt)
+
+
+def test_kv_cache_seeded_sampling_equals_recomputation():
+    model = _small_model()
+    prompt = torch.randint(17, (3, 4))
+    a = model.generate(
+        prompt, 40, temperature=0.9, top_k=5, generator=torch.Generator().manual_seed(1)
+    )
+    b = model.generate(
+        prompt,
+        40,
+        temperature=0.9,
+        top_k=5,
+        generator=torch.Generator().manual_seed(1),
+        use_cache=False,
+    )
+    assert torch.equal(a, b)
+
+
+def test_recompute_window_matches_chapter_cropping_before_the_window_fills():
+    model = _small_model(max_len=32)
+    prompt = torch.randint(17, (1, 3))
+    ours = model.generate(prompt, 29, temperature=0, use_cache=False)
+    idx = prompt
+    for _ in range(29):  # the chapter's loop: recompute over the last max_len tokens
+        logits, _ = model(idx[:, -32:])
+        idx = torch.cat([idx, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    assert torch.equal(ours, idx)
+
+
+def test_generation_with_a_prompt_longer_than_max_len():
+    model = _small_model(max_len=16)
+    prompt = torch.randint(17, (1, 40))
+    out = model.generate(prompt, 10, temperature=0)
+    assert torch.equal(out, model.generate(prompt, 10, temperature=0, use_cache=False))
+
+
+def test_generation_errors():
+    model = _small_model()
+    prompt = torch.zeros(1, 2, dtype=torch.long)
+    with pytest.raises(ValueError, match="temperature must be >= 0, got -1.*use 0 for greedy"):
+        model.generate(prompt, 3, temperature=-1.0)
+    with pytest.raises(ValueError, match="top_k must be a positive int"):
+        model.generate(prompt, 3, top_k=0)
+    with pytest.raises(ValueError, match="n_new must be a non-negative int"):
+        model.generate(prompt, -2)
+
+
+def test_temperature_and_top_k_probabilities():
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
+    torch.testing.assert_close(next_token_probs(logits, 0.5), torch.softmax(logits / 0.5, -1))
+    p = next_token_probs(logits, 1.0, top_k=2)
+    e = math.exp(1.0)
+    torch.testing.assert_close(p, torch.tensor([[e / (e + 1), 1 / (e + 1), 0.0, 0.0]]))
+    assert next_token_probs(logits, 0).tolist() == [[1.0, 0.0, 0.0, 0.0]]
+    assert sample_next(logits, 0).item() == 0
+    assert torch.equal(next_token_probs(logits, 1.0, top_k=10), torch.softmax(logits, -1))

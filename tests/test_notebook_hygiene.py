@@ -1,0 +1,57 @@
+"""Stored notebooks must be what `make notebooks` writes: run top to bottom in one fresh kernel,
+no errors, no noisy metadata."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+ALLOWED_CELL_METADATA = {"tags", "nbgrader", "editable", "deletable"}
+NOTEBOOK_METADATA = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
+FIX = "re-run `make notebooks` (scripts/run_notebooks.py) and commit the outputs"
+
+
+def test_notebooks_are_numbered_from_00():
+    names = [p.name for p in NOTEBOOKS]
+    assert names and names[0].startswith("00_")
+    for name in names:
+        assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", name), name
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_executed_top_to_bottom_in_one_fresh_kernel(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all("".join(c["source"]).strip() for c in code), f"{path.name}: empty code cell"
+    counts = [c["execution_count"] for c in code]
+    assert counts == list(range(1, len(code) + 1)), f"{path.name}: counts {counts}; {FIX}"
+    for cell in code:
+        for out in cell["outputs"]:
+            assert out["output_type"] != "error", f"{path.name}: stored error output; {FIX}"
+            if out["output_type"] == "stream":
+                assert "Traceback" not in "".join(out["text"]), f"{path.name}: traceback"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_noisy_metadata(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["metadata"] == NOTEBOOK_METADATA, f"{path.name}: notebook metadata; {FIX}"
+    for i, cell in enumerate(nb["cells"]):
+        extra = set(cell.get("metadata", {})) - ALLOWED_CELL_METADATA
+        assert not extra, f"{path.name} cell {i}: metadata {sorted(extra)}; {FIX}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_markdown_opens_every_notebook_and_plots_end_with_show(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["cells"][0]["cell_type"] == "markdown"
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and "plt." in source and "plt.show()" not in source:
+            pytest.fail(f"{path.name}: a plotting cell without plt.show():\n{source[:200]}")

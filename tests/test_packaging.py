@@ -1,0 +1,63 @@
+"""environment.yml (conda) and pyproject.toml (pip) must ask for the same packages and bounds."""
+
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+CONDA_NAMES = {"torch": "pytorch-cpu"}  # pip name → conda-forge name where they differ
+
+
+def _split(requirement: str) -> tuple[str, str]:
+    match = re.fullmatch(r"\s*([A-Za-z0-9_.\-]+)\s*(.*)", requirement)
+    assert match, requirement
+    return match.group(1).lower(), match.group(2).replace(" ", "")
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _conda_dependencies() -> tuple[dict[str, str], list[str]]:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert env["channels"] == ["conda-forge"]
+    conda, pip = {}, []
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            pip.extend(dep["pip"])
+        else:
+            name, bound = _split(dep)
+            conda[name] = bound
+    return conda, pip
+
+
+def test_every_runtime_and_lab_dependency_is_in_environment_yml_with_the_same_bound():
+    project = _pyproject()["project"]
+    wanted = project["dependencies"] + project["optional-dependencies"]["lab"]
+    conda, _ = _conda_dependencies()
+    for requirement in wanted:
+        name, bound = _split(requirement)
+        conda_name = CONDA_NAMES.get(name, name)
+        assert conda_name in conda, f"{requirement} (pyproject.toml) missing in environment.yml"
+        assert conda[conda_name] == bound, f"{conda_name}: {conda[conda_name]} vs pyproject {bound}"
+
+
+def test_environment_yml_installs_the_package_and_matches_python_bound():
+    conda, pip = _conda_dependencies()
+    assert "-e ." in pip or "." in pip
+    assert conda["python"] == _pyproject()["project"]["requires-python"]
+
+
+def test_dependencies_have_lower_bounds_only():
+    project = _pyproject()["project"]
+    groups = [project["dependencies"], *project["optional-dependencies"].values()]
+    for requirement in (r for group in groups for r in group):
+        _, bound = _split(requirement)
+        assert bound.startswith(">=") and "," not in bound and "==" not in bound, requirement

@@ -1,0 +1,137 @@
+"""Fixtures of the browser UI tests: one JupyterLab and one Chromium for the whole session.
+
+JupyterLab serves a temporary copy of notebooks/ (it would write into the files it opens);
+screenshots go to ui-screenshots/ (git-ignored), emptied at the start of each session, with a
+summary.txt of every widget update measured. Without Chromium or Playwright every UI test
+skips and says how to enable them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from ui_harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    NOTEBOOKS,
+    REPO_ROOT,
+    LabServer,
+    Measurement,
+    NotebookSession,
+    browser_missing,
+    clean_dir,
+)
+
+SCREENSHOTS = REPO_ROOT / "ui-screenshots"
+UPDATE_GOAL_S = 0.5
+
+MEASUREMENTS: list[Measurement] = []
+SCREENSHOTS_TAKEN: list[Path] = []
+RUN_ALL_SECONDS: dict[str, float] = {}
+
+
+@pytest.fixture(scope="session")
+def ui_available() -> None:
+    reason = browser_missing()
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir(ui_available) -> Path:
+    clean_dir(SCREENSHOTS)
+    return SCREENSHOTS
+
+
+@pytest.fixture(scope="session")
+def lab(ui_available, tmp_path_factory):
+    served = tmp_path_factory.mktemp("served")
+    if NOTEBOOKS.is_dir():
+        shutil.copytree(NOTEBOOKS, served / "notebooks")
+    server = LabServer(served, tmp_path_factory.mktemp("lab-state"), REPO_ROOT)
+    try:
+        server.wait_until_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser_context(ui_available):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        # One context for the session, so JupyterLab's scripts are cached after the first page.
+        context = browser.new_context(viewport={"width": 1280, "height": 1000})
+        yield context
+        browser.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    if report.when == "call" and report.failed:
+        item.ui_failed = True
+
+
+@pytest.fixture
+def notebook(request, lab, browser_context, screenshot_dir):
+    """A fresh page; afterwards (with a screenshot if the test failed) it is closed and every
+    kernel the test started is shut down."""
+    page = browser_context.new_page()
+    session = NotebookSession(page, screenshot_dir)
+    try:
+        yield session
+    finally:
+        if getattr(request.node, "ui_failed", False) and session.name:
+            shot = screenshot_dir / f"{session.name}__failed.png"
+            page.screenshot(path=str(shot))
+            SCREENSHOTS_TAKEN.append(shot)
+        if session.run_all_seconds is not None:
+            RUN_ALL_SECONDS[session.name] = session.run_all_seconds
+        page.close()
+        lab.shut_down_kernels()
+
+
+@pytest.fixture
+def record():
+    """Call with a Measurement or a screenshot path; both are listed in the session summary."""
+
+    def add(item: Measurement | Path) -> None:
+        if isinstance(item, Measurement):
+            MEASUREMENTS.append(item)
+            SCREENSHOTS_TAKEN.append(item.screenshot)
+        else:
+            SCREENSHOTS_TAKEN.append(item)
+
+    return add
+
+
+def _summary_lines() -> list[str]:
+    lines = ["Run All (menu click -> every cell executed, kernel idle):"]
+    lines += [f"  {seconds:7.1f} s   {name}" for name, seconds in RUN_ALL_SECONDS.items()]
+    lines.append(f"widget updates (browser input -> changed output; goal < {UPDATE_GOAL_S} s):")
+    for m in sorted(MEASUREMENTS, key=lambda m: -m.seconds):
+        flag = "" if m.seconds < UPDATE_GOAL_S else "  (over the goal)"
+        lines.append(
+            f"  {m.seconds * 1000:7.1f} ms  {m.notebook}: {m.interaction.kind} "
+            f"{m.interaction.control!r} {m.interaction.action}: {m.before!r} -> {m.after!r}{flag}"
+        )
+    lines.append(f"screenshots ({len(SCREENSHOTS_TAKEN)}) in {SCREENSHOTS}:")
+    lines += [f"  {path.name}" for path in SCREENSHOTS_TAKEN]
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not MEASUREMENTS and not SCREENSHOTS_TAKEN:
+        return
+    lines = _summary_lines()
+    terminalreporter.section("browser UI")
+    for line in lines:
+        terminalreporter.write_line(line)
+    (SCREENSHOTS / "summary.txt").write_text("\n".join(lines) + "\n")

@@ -1,0 +1,276 @@
+"""Every widget of every notebook renders and responds, in JupyterLab in headless Chromium.
+
+SPECS is the table: for each notebook, the controls to move (by the description shown next to
+them) and the text line of the widget output that must change, and which way. A notebook whose
+file is not in the tree yet is skipped with a message; when it lands its row runs. A control on
+the page that no row moves fails the test (list it in `ignored`, with the reason, if moving it
+proves nothing). Widgets print their key numbers as text lines such as `max weight = 0.912`.
+
+Run: `PYTHONPATH=$PWD python -m pytest -m ui tests/ui` (screenshots in ui-screenshots/).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from ui_harness import IMAGE, NOTEBOOKS, Interaction, NotebookSpec, parse_number
+
+NUMBER = r"([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)"
+
+
+def line(name: str) -> str:
+    """Regex for a printed `name = <number>` (or `name: <number>`), the number in group 1.
+
+    `name` must not be the tail of a longer word: line("d") does not match "squared = 81".
+    """
+    return rf"(?<!\w){re.escape(name)}\s*[=:]\s*{NUMBER}"
+
+
+ATTENTION_FLOPS = line("attention FLOPs per token (4·L·T·d)")
+
+SPECS: dict[str, NotebookSpec] = {
+    "00_start_here": NotebookSpec(
+        "00_*.ipynb",
+        (
+            # A larger vocabulary adds rows to the embedding (and unembedding) matrices.
+            Interaction("vocab size", "slider", "ArrowRight", line("embeddings"), "increases"),
+            Interaction("vocab size", "slider", "End", line("total"), "increases"),
+            Interaction("vocab size", "slider", "Home", line("total"), "decreases"),
+        ),
+    ),
+    "01_embeddings_positions": NotebookSpec(
+        "01_*.ipynb",
+        (
+            # The slowest sinusoid's wavelength grows with the width and shrinks with the base.
+            Interaction("d_model", "slider", "End", line("longest wavelength"), "increases"),
+            Interaction("base", "slider", "Home", line("longest wavelength"), "decreases"),
+            Interaction("length", "slider", "End", IMAGE),
+        ),
+    ),
+    "02_attention": NotebookSpec(
+        "02_*.ipynb",
+        (
+            # Unscaled, the scores' spread grows like sqrt(d_k) and the softmax saturates;
+            # dividing by sqrt(d_k) brings the weights back.
+            Interaction("d_k", "slider", "End", line("score std"), "increases"),
+            Interaction("scaled by 1/√d_k", "toggle", "click", line("max weight"), "decreases"),
+            Interaction("unscaled", "toggle", "click", line("max weight"), "increases"),
+            Interaction("d_k", "slider", "Home", line("max weight"), "decreases"),
+        ),
+    ),
+    "07_gpt": NotebookSpec(
+        "07_*.ipynb",
+        (
+            # Hotter sampling flattens the next-token distribution: its top probability falls.
+            Interaction("temperature", "slider", "End", line("top probability"), "decreases"),
+            Interaction("top_k", "slider", "Home", line("top probability")),
+        ),
+        run_timeout_s=150.0,
+    ),
+    "08_cost_accounting": NotebookSpec(
+        "08_*.ipynb",
+        (
+            # From Llama 2 7B; the heads slider offers only divisors of d.
+            Interaction("layers L", "slider", "End", line("total training FLOPs"), "increases"),
+            Interaction("layers L", "slider", "Home", line("parameters N"), "decreases"),
+            Interaction("heads h", "slider", "End", r"d_h=(\d+)", "decreases"),
+            Interaction("width d", "slider", "End", line("parameters N"), "increases"),
+            Interaction("vocabulary V", "slider", "Home", line("parameters N"), "decreases"),
+            Interaction("context T", "slider", "End", ATTENTION_FLOPS, "increases"),
+            Interaction("FFN width d_ff", "slider", "Home", line("parameters N"), "decreases"),
+            Interaction("tokens D", "slider", "End", line("total training FLOPs"), "increases"),
+            Interaction("peak TFLOP/s", "slider", "End", line("accelerator-hours"), "decreases"),
+            Interaction("MFU", "slider", "Home", line("accelerator-hours"), "increases"),
+            Interaction("preset", "dropdown", "GPT-3 175B", line("parameters N"), "increases"),
+        ),
+    ),
+}
+
+
+def _uses_widgets(path: Path) -> bool:
+    notebook = nbformat.read(path, as_version=4)
+    code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    return bool(re.search(r"ipywidgets|gptlib\.widgets|\binteract\b", code))
+
+
+def test_every_notebook_with_widgets_has_a_spec() -> None:
+    with_widgets = [p for p in sorted(NOTEBOOKS.glob("*.ipynb")) if _uses_widgets(p)]
+    uncovered = [
+        p.name for p in with_widgets if not any(p.match(s.pattern) for s in SPECS.values())
+    ]
+    assert not uncovered, f"add a row to SPECS in {__file__} for {uncovered}"
+
+
+def test_interaction_rejects_a_direction_without_a_number() -> None:
+    with pytest.raises(ValueError, match="group 1"):
+        Interaction("n", "slider", "End", r"n squared", expect="increases")
+    assert parse_number("6,738,415,616") == 6738415616
+    assert parse_number("8.1e22") == 8.1e22
+
+
+def _spec_params() -> list:
+    params = []
+    for name, spec in SPECS.items():
+        missing = not any(NOTEBOOKS.glob(spec.pattern))
+        reason = f"notebooks/{spec.pattern} is not in this tree yet; its SPECS row runs once it is"
+        params.append(pytest.param(name, marks=[pytest.mark.skip(reason)] if missing else []))
+    return params
+
+
+@pytest.mark.ui
+@pytest.mark.parametrize("name", _spec_params())
+def test_notebook_widgets_respond(name, lab, notebook, record) -> None:
+    spec = SPECS[name]
+    found = sorted(NOTEBOOKS.glob(spec.pattern))
+    assert len(found) == 1, f"{spec.pattern} matches {found}; make the pattern unique"
+    path = found[0]
+    notebook.open(lab.notebook_url(f"notebooks/{path.name}"), path.stem)
+    notebook.run_all(spec.run_timeout_s)
+    notebook.assert_no_errors()
+    record(notebook.screenshot())
+    moved = {(i.kind, i.control) for i in spec.interactions}
+    unmoved = [c for c in notebook.controls() if c not in moved and c[1] not in spec.ignored]
+    assert not unmoved, f"{path.name}: controls no SPECS row moves: {unmoved}"
+    for index, interaction in enumerate(spec.interactions):
+        record(notebook.perform(interaction, index))
+
+
+# The harness proves itself on throwaway notebooks written into the served folder: one control
+# of each kind, a control whose output never changes, and a cell that raises.
+HARNESS_CONTROLS = """\
+import ipywidgets as w
+from IPython.display import display
+
+out = w.Output()
+n = w.IntSlider(value=3, min=1, max=10, description="n")
+x = w.FloatSlider(value=1.0, min=0.1, max=2.0, step=0.1, description="x")
+rate = w.FloatLogSlider(value=1e-3, min=-4, max=-1, description="rate", continuous_update=False)
+d = w.SelectionSlider(options=[1, 2, 4, 8], value=2, description="d")
+scaled = w.Checkbox(value=False, description="scaled")
+mask = w.ToggleButton(value=False, description="mask")
+mode = w.ToggleButtons(options=["off", "on"])
+kind = w.Dropdown(options=["sum", "max"], description="kind")
+size = w.BoundedIntText(value=4, min=1, max=100, description="size")
+again = w.Button(description="again")
+idle = w.IntSlider(value=0, min=0, max=5, description="idle")
+bar = w.Image(format="svg+xml")
+clicks = [0]
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="8"><rect width="{}" height="8"/>'
+
+
+def show(_=None):
+    bar.value = (SVG.format(10 * n.value) + "</svg>").encode()
+    with out:
+        out.clear_output(wait=True)
+        print(f"n squared = {n.value ** 2}")
+        print(f"inverse x = {1 / x.value:.3f}")
+        print(f"rate = {rate.value:.0e}")
+        print(f"d = {d.value}")
+        print(f"flags = {scaled.value} {mask.value}")
+        print(f"mode = {mode.value}")
+        print(f"kind = {kind.value}")
+        print(f"size cubed = {size.value ** 3:,}")
+        print(f"clicks = {clicks[0]}")
+
+
+def click(_):
+    clicks[0] += 1
+    show()
+
+
+for control in (n, x, rate, d, scaled, mask, mode, kind, size):
+    control.observe(show, "value")
+again.on_click(click)
+show()
+display(w.VBox([n, x, rate, d, scaled, mask, mode, kind, size, again, idle, bar, out]))
+"""
+
+
+def _write_notebook(folder: Path, name: str, *sources: str) -> str:
+    folder.mkdir(exist_ok=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {name}")]
+    nb.cells += [nbformat.v4.new_code_cell(source) for source in sources]
+    nbformat.write(nb, folder / f"{name}.ipynb")
+    return f"{folder.name}/{name}.ipynb"
+
+
+@pytest.mark.ui
+def test_harness_moves_every_kind_of_control(lab, notebook, record) -> None:
+    relative = _write_notebook(lab.root_dir / "_harness", "controls", HARNESS_CONTROLS)
+    notebook.open(lab.notebook_url(relative), "_harness_controls")
+    notebook.run_all(timeout_s=60)
+    notebook.assert_no_errors()
+    record(notebook.screenshot())
+    assert sorted(notebook.controls()) == sorted(
+        [
+            ("slider", "n"),
+            ("slider", "x"),
+            ("slider", "rate"),
+            ("slider", "d"),
+            ("checkbox", "scaled"),
+            ("toggle", "mask"),
+            ("toggle", "off"),
+            ("toggle", "on"),
+            ("dropdown", "kind"),
+            ("text", "size"),
+            ("button", "again"),
+            ("slider", "idle"),
+        ]
+    )
+    moves_and_results = [
+        (
+            Interaction("n", "slider", "ArrowRight", line("n squared"), "increases"),
+            "n squared = 16",
+        ),
+        (Interaction("n", "slider", "End", line("n squared"), "increases"), "n squared = 100"),
+        (Interaction("n", "slider", "ArrowLeft", IMAGE), "1 image(s)"),
+        (Interaction("x", "slider", "type:0.5", line("inverse x"), "increases"), "inverse x = 2"),
+        (Interaction("rate", "slider", "End", line("rate"), "increases"), "rate = 1e-01"),
+        (Interaction("d", "slider", "End", line("d"), "increases"), "d = 8"),
+        (Interaction("scaled", "checkbox", "click", r"flags = \w+ \w+"), "flags = True False"),
+        (Interaction("mask", "toggle", "click", r"flags = \w+ \w+"), "flags = True True"),
+        (Interaction("on", "toggle", "click", r"mode = \w+"), "mode = on"),
+        (Interaction("kind", "dropdown", "max", r"kind = \w+"), "kind = max"),
+        (Interaction("size", "text", "10", line("size cubed"), "increases"), "size cubed = 1,000"),
+        (Interaction("again", "button", "click", line("clicks"), "increases"), "clicks = 1"),
+    ]
+    for index, (move, expected) in enumerate(moves_and_results):
+        result = notebook.perform(move, index)
+        record(result)
+        assert result.after.startswith(expected)
+        assert 0 < result.seconds < 15
+
+    with pytest.raises(AssertionError, match="did not change"):
+        notebook.perform(Interaction("idle", "slider", "End", line("n squared")), 90, timeout_s=2)
+    with pytest.raises(AssertionError, match="should make"):
+        notebook.perform(Interaction("n", "slider", "Home", line("n squared"), "increases"), 91)
+    with pytest.raises(AssertionError, match="expected one slider labelled 'absent'"):
+        notebook.control("slider", "absent")
+
+
+@pytest.mark.ui
+def test_harness_reports_a_failing_cell(lab, notebook) -> None:
+    relative = _write_notebook(
+        lab.root_dir / "_harness", "failing", "print('before')", "1 / 0", "print('never')"
+    )
+    notebook.open(lab.notebook_url(relative), "_harness_failing")
+    notebook.run_all(timeout_s=60)
+    with pytest.raises(AssertionError, match="ZeroDivisionError"):
+        notebook.assert_no_errors()
+
+
+@pytest.mark.ui
+def test_lab_serves_a_copy_without_autosave(lab) -> None:
+    assert lab.root_dir.resolve() != NOTEBOOKS.parent.resolve()
+    assert lab.setting("@jupyterlab/docmanager-extension:plugin", "autosave") is False
+    assert lab.setting("@jupyterlab/extensionmanager-extension:plugin", "enabled") is False
+    assert "Extension Manager is 'readonly'" in lab.log(last_chars=100_000)
