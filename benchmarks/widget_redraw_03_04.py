@@ -1,69 +1,65 @@
-"""Redraw time of notebook 03's and 04's explorers, as the notebook backend renders them.
+"""Time one redraw of the explorers of notebooks 03 and 04: compute, update the figure, PNG.
 
-    PYTHONPATH=$PWD python benchmarks/widget_redraw_03_04.py
+    PYTHONPATH=$PWD python benchmarks/widget_redraw_03_04.py [--repeats 5]
 
-Each state is computed, printed and drawn to a PNG with bbox_inches="tight" (what Jupyter's
-inline backend does); the median of several repeats is printed. The goal is well under 0.5 s.
+The same measurement as `benchmarks/widget_redraw.py` (notebooks 01 and 02), whose helpers it
+uses: per setting the median wall time of the pure function, the in-place figure update and the
+PNG, then the median over settings, the worst setting and the CPU time. It must stay well under
+0.5 s. Torch runs on one thread, as in the notebooks.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import statistics
-import time
-from collections.abc import Callable
+import argparse
 
-import matplotlib
+import torch
+from widget_redraw import report, time_redraws  # benchmarks/ is the script's own folder
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
-
-from gptlib import GPT, GPTConfig  # noqa: E402
-from gptlib.experiments.grammar import TOY_GRAMMAR  # noqa: E402
-from gptlib.widgets.causal_mask import mask_twins, show_perturbation  # noqa: E402
-from gptlib.widgets.multihead import show_head_patterns  # noqa: E402
-
-REPEATS = 7
-
-
-def _render() -> None:
-    plt.gcf().savefig(io.BytesIO(), format="png", bbox_inches="tight")
-    plt.close("all")
-
-
-def median_seconds(draw: Callable[[], object]) -> float:
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            draw()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from gptlib import GPT, GPTConfig
+from gptlib.causality import perturb
+from gptlib.experiments.grammar import TOY_GRAMMAR
+from gptlib.multihead import head_patterns
+from gptlib.widgets.causal_mask import CausalMaskExplorer
+from gptlib.widgets.multihead import HeadsExplorer
 
 
 def main() -> None:
-    plt.show = _render  # the show_* functions end with plt.show(); render instead
-    torch.set_num_threads(1)  # as notebooks 03 and 04 do
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    print(f"torch threads: {torch.get_num_threads()}")
     torch.manual_seed(0)
     V = len(TOY_GRAMMAR.alphabet())
+
     text = "the red fox sees the cat."
-    idx = TOY_GRAMMAR.encode(text)[None]
-    twins = mask_twins(GPT(GPTConfig(vocab_size=V, d_model=32, n_heads=4, n_layers=2, max_len=32)))
+    model = GPT(GPTConfig(vocab_size=V, d_model=32, n_heads=4, n_layers=2, max_len=32))
+    explorer = CausalMaskExplorer(model, TOY_GRAMMAR.encode(text)[None], text)
+    settings = [(position, causal) for causal in (True, False) for position in (0, 10, 24)]
+    medians = time_redraws(
+        settings,
+        lambda s: perturb(explorer.twins, explorer.idx, *s),
+        explorer.view.update,
+        explorer.figure,
+        args.repeats,
+    )
+    report("causal-mask explorer (03)", medians)
+
     sentence = "the cat sees the dog."
-    idx2 = TOY_GRAMMAR.encode(sentence)[None]
+    idx = TOY_GRAMMAR.encode(sentence)[None]
     models = {
         h: GPT(GPTConfig(vocab_size=V, d_model=32, n_heads=h, n_layers=1, max_len=32)).eval()
         for h in (1, 2, 4, 8)
     }
-    print(f"{'widget state':40}{'median s':>10}")
-    for causal in (True, False):
-        seconds = median_seconds(lambda c=causal: show_perturbation(twins, idx, 10, c, text))
-        print(f"{f'03 perturbation, mask {causal}':40}{seconds:>10.3f}")
-    for h in models:
-        seconds = median_seconds(lambda h=h: show_head_patterns(models, idx2, h, sentence))
-        print(f"{f'04 head patterns, n_heads={h}':40}{seconds:>10.3f}")
+    heads = HeadsExplorer(models, idx, sentence)
+    medians = time_redraws(
+        list(models),
+        lambda h: head_patterns(models[h], idx),
+        lambda result: heads.view.update(result.weights, result.title()),
+        heads.figure,
+        args.repeats,
+    )
+    report("heads explorer (04)", medians)
 
 
 if __name__ == "__main__":

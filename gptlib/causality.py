@@ -8,7 +8,7 @@ positions' logits move.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -74,3 +74,43 @@ def with_causal(model: GPT, causal: bool) -> GPT:
     twin = GPT(replace(model.config, causal=causal))
     twin.load_state_dict(model.state_dict())
     return twin.to(model.head.weight.device).train(model.training)
+
+
+def mask_twins(model: GPT) -> dict[bool, GPT]:
+    """{True: the model with its mask, False: the same weights without it}, in eval mode."""
+    return {causal: with_causal(model, causal).eval() for causal in (True, False)}
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """What changing one token did: each position's logit change [T], and who moved."""
+
+    causal: bool
+    position: int
+    change: torch.Tensor
+    changed: list[int]
+    unchanged: list[int]
+
+    def summary_lines(self) -> list[str]:
+        """The numbers as `name = value` lines, printed by the explorer, read by browser tests."""
+        return [
+            f"causal mask = {'on' if self.causal else 'off'}",
+            f"perturbed position = {self.position}",
+            f"changed positions = {self.changed}",
+            f"number changed = {len(self.changed)}",
+            f"earliest changed position = {min(self.changed)}",
+            f"earlier positions unchanged = {self.unchanged == list(range(self.position))}",
+        ]
+
+
+def perturb(
+    twins: dict[bool, GPT], idx: torch.Tensor, position: int, causal: bool, atol: float = 1e-5
+) -> Perturbation:
+    """Change token `position` of idx [B, T] and measure every position's logits.
+
+    `twins` comes from `mask_twins`; `causal` picks the model with or without the mask.
+    """
+    change = output_change(twins[causal], idx, position)
+    changed = changed_positions(change, atol)
+    unchanged = [t for t in range(idx.shape[1]) if t not in changed]
+    return Perturbation(causal, position, change, changed, unchanged)

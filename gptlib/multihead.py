@@ -17,6 +17,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from gptlib._validate import check_features
 from gptlib.attention import CausalSelfAttention, causal_mask, scaled_dot_product_attention
+from gptlib.model import GPT
 
 SplitFn = Callable[[torch.Tensor], torch.Tensor]  # [B, T, d] → [B, h, T, d_h]
 
@@ -174,3 +175,56 @@ def to_torch_multihead(attn: CausalSelfAttention) -> nn.MultiheadAttention:
         mha.in_proj_bias.copy_(attn.qkv.bias)
         mha.out_proj.bias.copy_(attn.proj.bias)
     return mha
+
+
+@dataclass(frozen=True)
+class HeadPatterns:
+    """One attention layer's patterns [h, T, T] on one sequence, and its sizes."""
+
+    n_heads: int
+    d_head: int
+    n_parameters: int
+    weights: torch.Tensor
+
+    def entropies(self) -> torch.Tensor:
+        """Mean entropy (nats) of each head's attention rows, [h]: low = sharp, high = spread."""
+        return torch.special.entr(self.weights).sum(-1).mean(-1)  # entr(w) = -w ln w, entr(0) = 0
+
+    def previous_token_weights(self) -> torch.Tensor:
+        """Mean weight each head puts from query t on key t-1 (queries 1..T-1), [h]."""
+        return self.weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)
+
+    def title(self) -> str:
+        """A figure title: the head count, their width and the layer's parameter count."""
+        return (
+            f"{self.n_heads} head(s) of width {self.d_head}: "
+            f"{self.n_parameters:,} attention parameters"
+        )
+
+    def summary_lines(self) -> list[str]:
+        """The numbers as `name = value` lines, printed by the explorer, read by browser tests."""
+        pairs = zip(self.entropies().tolist(), self.previous_token_weights().tolist(), strict=True)
+        head_lines = [
+            f"head {i}: mean entropy = {e:.3f}, weight on previous token = {p:.3f}"
+            for i, (e, p) in enumerate(pairs)
+        ]
+        return [
+            f"n_heads = {self.n_heads}",
+            f"d_head = {self.d_head}",
+            f"parameters = {self.n_parameters:,}",
+            *head_lines,
+        ]
+
+
+@torch.no_grad()
+def head_patterns(model: GPT, idx: torch.Tensor, layer: int = 0) -> HeadPatterns:
+    """Every head's attention weights in one layer of `model` on one sequence idx [1, T]."""
+    if idx.dim() != 2 or idx.shape[0] != 1:
+        raise ValueError(f"idx must be one sequence [1, T], got shape {list(idx.shape)}")
+    n_layers = len(model.blocks)
+    if not 0 <= layer < n_layers:
+        raise ValueError(f"layer must be in 0..{n_layers - 1}, got {layer}")
+    attn = model.blocks[layer].attn
+    weights = model.attention_maps(idx)[layer, 0]  # [h, T, T]
+    n_parameters = sum(p.numel() for p in attn.parameters())
+    return HeadPatterns(attn.n_heads, attn.d_head, n_parameters, weights)

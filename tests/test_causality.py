@@ -6,7 +6,9 @@ import torch
 from gptlib import GPT, GPTConfig
 from gptlib.causality import (
     changed_positions,
+    mask_twins,
     output_change,
+    perturb,
     prefix_logits,
     replace_token,
     with_causal,
@@ -89,3 +91,30 @@ def test_with_causal_keeps_weights_and_flips_only_the_mask(model):
 def test_prefix_logits_rejects_bad_shapes(model):
     with pytest.raises(ValueError, match=r"\[B, T\]"):
         prefix_logits(model, torch.zeros(5, dtype=torch.long))
+
+
+def test_twins_share_weights_and_differ_in_the_mask(model):
+    twins = mask_twins(model.train())
+    assert twins[True].config.causal and not twins[False].config.causal
+    assert not twins[True].training and not twins[False].training
+    torch.testing.assert_close(twins[True].head.weight, twins[False].head.weight)
+
+
+@pytest.mark.parametrize("position", [0, 3, 8])
+def test_perturb_reports_who_moved(model, idx, position):
+    twins = mask_twins(model)
+    on = perturb(twins, idx, position, causal=True)
+    assert on.changed == list(range(position, 9)) and on.unchanged == list(range(position))
+    torch.testing.assert_close(on.change, output_change(twins[True], idx, position))
+    lines = on.summary_lines()
+    assert lines[:2] == ["causal mask = on", f"perturbed position = {position}"]
+    assert f"changed positions = {on.changed}" in lines
+    assert f"number changed = {9 - position}" in lines
+    assert f"earliest changed position = {position}" in lines
+    assert "earlier positions unchanged = True" in lines
+    off = perturb(twins, idx, position, causal=False)
+    assert off.changed == list(range(9)) and off.unchanged == []
+    assert "causal mask = off" in off.summary_lines()
+    assert "earliest changed position = 0" in off.summary_lines()
+    expected = "earlier positions unchanged = " + str(position == 0)
+    assert expected in off.summary_lines()

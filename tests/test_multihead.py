@@ -1,13 +1,17 @@
 """Multi-head attention taken apart: step shapes, the reshape pitfall, FLOPs, torch's layer."""
 
+import math
+
 import pytest
 import torch
 from torch import nn
 
-from gptlib import CausalSelfAttention, causal_mask
+from gptlib import GPT, CausalSelfAttention, GPTConfig, causal_mask
 from gptlib.multihead import (
+    HeadPatterns,
     changed_slots,
     count_flops,
+    head_patterns,
     multi_head_by_loop,
     multi_head_flops,
     multi_head_steps,
@@ -123,3 +127,45 @@ def test_torch_multihead_with_copied_weights_is_the_same_layer(bias, x):
     torch.testing.assert_close(y, ours)
     torch.testing.assert_close(w, our_weights)
     assert sum(p.numel() for p in mha.parameters()) == sum(p.numel() for p in attn.parameters())
+
+
+def _gpt(h: int, layers: int = 2) -> GPT:
+    torch.manual_seed(h)
+    return GPT(GPTConfig(vocab_size=9, d_model=16, n_heads=h, n_layers=layers, max_len=12)).eval()
+
+
+IDX = torch.tensor([[1, 2, 3, 4, 5, 6]])
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 8])
+def test_head_patterns_are_causal_distributions_with_a_fixed_parameter_count(h):
+    model = _gpt(h)
+    result = head_patterns(model, IDX, layer=1)
+    assert result.n_heads == h and result.d_head == 16 // h
+    assert result.n_parameters == 4 * 16 * 16 + 4 * 16  # W_QKV, W_O and their biases
+    assert result.weights.shape == (h, 6, 6)
+    torch.testing.assert_close(result.weights.sum(-1), torch.ones(h, 6))
+    assert (result.weights.triu(1) == 0).all()
+    torch.testing.assert_close(result.weights, model.attention_maps(IDX)[1, 0])
+    assert result.title() == f"{h} head(s) of width {16 // h}: 1,088 attention parameters"
+
+
+def test_head_pattern_entropies_previous_token_weights_and_lines():
+    uniform = torch.tril(torch.ones(3, 3))
+    uniform = uniform / uniform.sum(-1, keepdim=True)
+    sharp = torch.eye(3)
+    result = HeadPatterns(2, 8, 1088, torch.stack([uniform, sharp]))
+    expected = (0.0 + math.log(2.0) + math.log(3.0)) / 3
+    torch.testing.assert_close(result.entropies(), torch.tensor([expected, 0.0]))
+    torch.testing.assert_close(result.previous_token_weights(), torch.tensor([5 / 12, 0.0]))
+    lines = result.summary_lines()
+    assert lines[:3] == ["n_heads = 2", "d_head = 8", "parameters = 1,088"]
+    assert lines[3] == "head 0: mean entropy = 0.597, weight on previous token = 0.417"
+    assert lines[4] == "head 1: mean entropy = 0.000, weight on previous token = 0.000"
+
+
+def test_head_patterns_refuses_bad_input():
+    with pytest.raises(ValueError, match=r"\[1, T\]"):
+        head_patterns(_gpt(2), torch.zeros(2, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match="layer"):
+        head_patterns(_gpt(2), IDX, layer=2)

@@ -1,12 +1,15 @@
 """Notebook 03's plots: what they draw matches the numbers they are given."""
 
 import matplotlib
+import pytest
 import torch
 from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
 
 from gptlib import causal_mask
+from gptlib.causality import Perturbation
 from gptlib.experiments.mask_ablation import AblationRun
-from gptlib.viz.causal_mask import plot_mask_ablation, plot_masked_attention, plot_output_change
+from gptlib.viz.causal_mask import OutputChangeView, plot_mask_ablation, plot_masked_attention
 
 matplotlib.use("Agg")
 
@@ -22,14 +25,19 @@ def test_masked_attention_annotates_minus_infinity_and_exact_zeros():
     assert [t.get_text() for t in ax_s.get_xticklabels()] == ["a", "b", "␣"]
 
 
-def test_output_change_colours_the_moved_positions():
+def test_output_change_view_colours_the_moved_positions():
+    view = OutputChangeView(Figure(), "abcd")
     change = torch.tensor([0.0, 0.0, 0.5, 1e-3])
-    ax = plot_output_change(change, 2, "abcd", title="t")
-    colours = [bar.get_facecolor() for bar in ax.patches]
+    view.update(Perturbation(True, 2, change, [2, 3], [0, 1]))
+    colours = [bar.get_facecolor() for bar in view.bars]
     assert colours[2] == colours[3] == to_rgba("tab:red")
     assert colours[0] == colours[1] == to_rgba("tab:grey")
-    assert [t.get_text() for t in ax.texts] == ["0", "0"]
-    assert ax.get_title() == "t"
+    assert [z.get_visible() for z in view.zeros] == [True, True, False, False]
+    assert view.bars[2].get_height() == 0.5
+    assert list(view.marker.get_xdata()) == [2, 2]
+    assert view.ax.get_title() == "with the mask, token 2 changed: 2 positions moved (red)"
+    with pytest.raises(ValueError, match="4 positions"):
+        view.update(Perturbation(True, 0, torch.zeros(3), [], [0, 1, 2]))
 
 
 def _run(causal: bool, loss: float) -> AblationRun:

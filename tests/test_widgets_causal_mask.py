@@ -1,14 +1,14 @@
-"""Notebook 03's explorer: the pure perturbation function and the controls around it."""
+"""Notebook 03's explorer: every control change redraws from `gptlib.causality.perturb`."""
 
-import ipywidgets as widgets
-import matplotlib
 import pytest
 import torch
 
 from gptlib import GPT, GPTConfig
-from gptlib.widgets.causal_mask import causal_mask_explorer, mask_twins, perturb, show_perturbation
+from gptlib.causality import mask_twins, perturb
+from gptlib.widgets.causal_mask import causal_mask_explorer
 
-matplotlib.use("Agg")
+PNG_MAGIC = b"\x89PNG"
+IDX = torch.tensor([[1, 2, 3, 4, 5, 6, 7, 8]])
 
 
 @pytest.fixture
@@ -17,41 +17,36 @@ def model():
     return GPT(GPTConfig(vocab_size=9, d_model=16, n_heads=4, n_layers=2, max_len=12))
 
 
-@pytest.fixture
-def idx():
-    return torch.tensor([[1, 2, 3, 4, 5, 6, 7, 8]])
+def _printed(explorer) -> str:
+    (output,) = explorer.numbers.outputs
+    return output["text"]
 
 
-def test_twins_share_weights_and_differ_in_the_mask(model):
+def test_explorer_starts_at_its_default_and_follows_the_controls(model):
+    explorer = causal_mask_explorer(model, IDX, "abcdefgh", position=3)
     twins = mask_twins(model)
-    assert twins[True].config.causal and not twins[False].config.causal
-    assert not twins[True].training and not twins[False].training
-    torch.testing.assert_close(twins[True].head.weight, twins[False].head.weight)
+    assert explorer.lines == perturb(twins, IDX, 3, causal=True).summary_lines()
+    assert "changed positions = [3, 4, 5, 6, 7]" in _printed(explorer)
+    first_png = bytes(explorer.image.value)
+    assert first_png.startswith(PNG_MAGIC)
+
+    explorer.causal.value = False
+    assert explorer.lines == perturb(twins, IDX, 3, causal=False).summary_lines()
+    assert "earliest changed position = 0" in _printed(explorer)
+    explorer.position.value = 7
+    assert "perturbed position = 7" in _printed(explorer)
+    assert bytes(explorer.image.value) != first_png
 
 
-@pytest.mark.parametrize("position", [0, 3, 7])
-def test_perturb_reports_who_moved(model, idx, position):
-    twins = mask_twins(model)
-    on = perturb(twins, idx, position, causal=True)
-    assert on.changed == list(range(position, 8)) and on.unchanged == list(range(position))
-    assert f"changed positions = {on.changed}" in on.lines()
-    assert "causal mask = on" in on.lines()
-    assert "earlier positions unchanged = True" in on.lines()
-    off = perturb(twins, idx, position, causal=False)
-    assert off.changed == list(range(8)) and off.unchanged == []
-    assert "causal mask = off" in off.lines()
-    assert ("earlier positions unchanged = True" in off.lines()) == (position == 0)
+def test_controls_and_their_ranges(model):
+    explorer = causal_mask_explorer(model, IDX, "abcdefgh", position=5)
+    assert explorer.causal.description == "causal mask" and explorer.causal.value is True
+    assert (explorer.position.min, explorer.position.max, explorer.position.value) == (0, 7, 5)
+    assert "application/vnd.jupyter.widget-view+json" in explorer._repr_mimebundle_()
 
 
-def test_show_prints_the_lines(model, idx, capsys):
-    result = show_perturbation(mask_twins(model), idx, 2, True, "abcdefgh")
-    printed = capsys.readouterr().out.splitlines()
-    assert printed == result.lines()
-
-
-def test_explorer_has_a_mask_toggle_and_a_position_slider(model, idx):
-    box = causal_mask_explorer(model, idx, "abcdefgh", position=3)
-    toggle, slider = box.children[0].children
-    assert isinstance(toggle, widgets.ToggleButton) and toggle.value is True
-    assert isinstance(slider, widgets.IntSlider)
-    assert (slider.min, slider.max, slider.value) == (0, 7, 3)
+def test_bad_arguments_are_refused(model):
+    with pytest.raises(ValueError, match="one label per token"):
+        causal_mask_explorer(model, IDX, "abc")
+    with pytest.raises(ValueError, match=r"0\.\.7"):
+        causal_mask_explorer(model, IDX, "abcdefgh", position=8)

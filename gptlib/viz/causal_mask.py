@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
+from gptlib.causality import Perturbation
 from gptlib.experiments.mask_ablation import AblationRun
 from gptlib.viz.labels import char_labels
 
@@ -47,37 +48,46 @@ def plot_masked_attention(
     return fig
 
 
-def plot_output_change(
-    change: torch.Tensor,
-    position: int,
-    labels: Sequence[str],
-    atol: float = 1e-5,
-    title: str = "",
-    ax: plt.Axes | None = None,
-) -> plt.Axes:
-    """Bars of how far each position's logits moved [T] after changing token `position`.
+class OutputChangeView:
+    """Bars of how far each position's logits moved [T] after one token changed (notebook 03).
 
-    Positions that did not move (change <= atol) get a grey "0" at the bottom of the log axis.
+    Built once for a sequence of `labels` and updated in place by `update`: red bars moved,
+    grey "0"s did not (change <= atol), the dashed line marks the changed token. Log scale.
     """
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(8, 3))
+
+    def __init__(self, fig: Figure, labels: Sequence[str], atol: float = 1e-5) -> None:
+        self.atol, T = atol, len(labels)
+        self.ax = ax = fig.subplots()
         fig.subplots_adjust(left=0.1, right=0.98, bottom=0.25, top=0.88)
-    T = len(change)
-    colors = ["tab:red" if c > atol else "tab:grey" for c in change.tolist()]
-    # Unchanged positions have a change of 0: draw them at the floor of the log axis.
-    ax.bar(range(T), change.clamp_min(atol / 10).tolist(), color=colors)
-    for t, c in enumerate(change.tolist()):
-        if c <= atol:
-            ax.text(t, atol / 5, "0", ha="center", va="bottom", color="tab:grey")
-    ax.axvline(position, color="black", linestyle="--", linewidth=1)
-    ax.axhline(atol, color="grey", linestyle=":", linewidth=1)
-    ax.set_yscale("log")
-    ax.set_ylim(atol / 10, max(1.0, float(change.max()) * 2))
-    ax.set_xticks(range(T), [f"{t}\n{c}" for t, c in enumerate(char_labels(labels))])
-    ax.set_xlabel("position (token)")
-    ax.set_ylabel("max |Δ logit|")
-    ax.set_title(title or f"token {position} changed: red positions moved")
-    return ax
+        self.bars = ax.bar(range(T), [atol / 10] * T)
+        self.zeros = [
+            ax.text(t, atol / 5, "0", ha="center", va="bottom", color="tab:grey") for t in range(T)
+        ]
+        self.marker = ax.axvline(0, color="black", linestyle="--", linewidth=1)
+        ax.axhline(atol, color="grey", linestyle=":", linewidth=1)
+        ax.set_yscale("log")
+        ax.set_ylim(atol / 10, 10.0)
+        ax.set_xticks(range(T), [f"{t}\n{c}" for t, c in enumerate(char_labels(labels))])
+        ax.set_xlabel("position (token)")
+        ax.set_ylabel("max |Δ logit|")
+
+    def update(self, result: Perturbation) -> None:
+        """Show `result` (from `gptlib.causality.perturb`, same length as the labels)."""
+        if len(result.change) != len(self.bars):
+            raise ValueError(
+                f"this view shows {len(self.bars)} positions, the result has {len(result.change)}"
+            )
+        for bar, zero, c in zip(self.bars, self.zeros, result.change.tolist(), strict=True):
+            moved = c > self.atol
+            bar.set_height(max(c, self.atol / 10))
+            bar.set_color("tab:red" if moved else "tab:grey")
+            zero.set_visible(not moved)
+        self.marker.set_xdata([result.position, result.position])
+        mask = "with" if result.causal else "without"
+        self.ax.set_title(
+            f"{mask} the mask, token {result.position} changed: "
+            f"{len(result.changed)} positions moved (red)"
+        )
 
 
 def plot_mask_ablation(masked: AblationRun, unmasked: AblationRun, floor: float) -> Figure:

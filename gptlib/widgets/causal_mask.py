@@ -1,84 +1,58 @@
-"""Notebook 03's explorer: switch the causal mask on or off, change one token, and see which
-positions' outputs move."""
+"""The causal-mask explorer of notebook 03: switch the mask on or off, change one token, and see
+which positions' outputs move.
+
+Driven by `gptlib.causality.perturb` (pure and unit-tested).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
 
-from gptlib.causality import changed_positions, output_change, with_causal
+from gptlib.causality import mask_twins, perturb
 from gptlib.model import GPT
-from gptlib.viz.causal_mask import plot_output_change
+from gptlib.viz.causal_mask import OutputChangeView
+from gptlib.widgets._explorer import Explorer
 
 
-@dataclass(frozen=True)
-class Perturbation:
-    """The result of changing one token: per-position change [T] and who moved."""
+class CausalMaskExplorer(Explorer):
+    """A mask toggle and a slider for the token to change, over one sequence idx [1, T]."""
 
-    causal: bool
-    position: int
-    change: torch.Tensor
-    changed: list[int]
-    unchanged: list[int]
+    def __init__(
+        self,
+        model: GPT,
+        idx: torch.Tensor,
+        labels: Sequence[str],
+        position: int = 10,
+        causal: bool = True,
+    ) -> None:
+        T = idx.shape[1]
+        if idx.shape[0] != 1 or len(labels) != T:
+            raise ValueError(
+                f"give one sequence idx [1, T] and one label per token, got idx "
+                f"{list(idx.shape)} and {len(labels)} labels"
+            )
+        if not 0 <= position < T:
+            raise ValueError(f"position must be in 0..{T - 1}, got {position}")
+        self.twins, self.idx = mask_twins(model), idx
+        self.causal = widgets.ToggleButton(value=causal, description="causal mask")
+        self.position = widgets.IntSlider(
+            value=position, min=0, max=T - 1, description="perturb token"
+        )
+        super().__init__([self.causal, self.position], figsize=(8, 3))
+        self.view = OutputChangeView(self.figure, labels)
+        self.redraw()
 
-    def lines(self) -> list[str]:
-        """The numbers as `name = value` lines (read by the browser tests)."""
-        return [
-            f"causal mask = {'on' if self.causal else 'off'}",
-            f"perturbed position = {self.position}",
-            f"changed positions = {self.changed}",
-            f"unchanged positions = {self.unchanged}",
-            f"earlier positions unchanged = {all(t >= self.position for t in self.changed)}",
-        ]
-
-
-def perturb(
-    models: dict[bool, GPT], idx: torch.Tensor, position: int, causal: bool, atol: float = 1e-5
-) -> Perturbation:
-    """Change token `position` of idx [1, T] and measure every position's logits (pure)."""
-    change = output_change(models[causal], idx, position)
-    changed = changed_positions(change, atol)
-    unchanged = [t for t in range(idx.shape[1]) if t not in changed]
-    return Perturbation(causal, position, change, changed, unchanged)
-
-
-def mask_twins(model: GPT) -> dict[bool, GPT]:
-    """{True: the model with its mask, False: the same weights without it}, in eval mode."""
-    return {c: with_causal(model, c).eval() for c in (True, False)}
-
-
-def show_perturbation(
-    models: dict[bool, GPT], idx: torch.Tensor, position: int, causal: bool, labels: Sequence[str]
-) -> Perturbation:
-    """Print the perturbation's lines and draw the change per position."""
-    result = perturb(models, idx, position, causal)
-    print("\n".join(result.lines()))
-    mask = "with" if causal else "without"
-    title = f"{mask} the mask, token {position} changed: red positions moved"
-    plot_output_change(result.change, position, labels, title=title)
-    plt.show()
-    return result
+    def draw(self) -> list[str]:
+        result = perturb(self.twins, self.idx, self.position.value, self.causal.value)
+        self.view.update(result)
+        return result.summary_lines()
 
 
 def causal_mask_explorer(
-    model: GPT, idx: torch.Tensor, labels: Sequence[str], position: int = 5
-) -> widgets.VBox:
-    """A mask toggle and a position slider over `perturb` for one sequence idx [1, T]."""
-    models = mask_twins(model)
-    toggle = widgets.ToggleButton(value=True, description="causal mask", icon="check")
-    slider = widgets.IntSlider(
-        value=position,
-        min=0,
-        max=idx.shape[1] - 1,
-        description="perturb token",
-        continuous_update=True,
-    )
-    out = widgets.interactive_output(
-        lambda causal, position: show_perturbation(models, idx, position, causal, labels),
-        {"causal": toggle, "position": slider},
-    )
-    return widgets.VBox([widgets.HBox([toggle, slider]), out])
+    model: GPT, idx: torch.Tensor, labels: Sequence[str], position: int = 10
+) -> CausalMaskExplorer:
+    """Build the explorer at its default setting; display it as a notebook cell's last value."""
+    return CausalMaskExplorer(model, idx, labels, position)
