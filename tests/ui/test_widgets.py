@@ -85,6 +85,17 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("n_heads", "slider", "ArrowRight", IMAGE),
         ),
     ),
+    "06_norm_placement": NotebookSpec(
+        "06_*.ipynb",
+        (
+            # Deeper stacks: the depth line follows the slider; each norm choice redraws the plot.
+            Interaction("depth", "slider", "End", line("depth"), "increases"),
+            Interaction("Pre-LN", "toggle", "click", IMAGE),
+            Interaction("Post-LN", "toggle", "click", IMAGE),
+            Interaction("both", "toggle", "click", IMAGE),
+            Interaction("depth", "slider", "Home", line("depth"), "decreases"),
+        ),
+    ),
     "07_gpt": NotebookSpec(
         "07_*.ipynb",
         (
