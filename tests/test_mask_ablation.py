@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from gptlib import GPT, GPTConfig
+from gptlib.experiments import mask_ablation
 from gptlib.experiments.grammar import TOY_GRAMMAR
 from gptlib.experiments.mask_ablation import AblationSetup, next_token_attention, run_mask_ablation
 
@@ -49,3 +50,20 @@ def test_next_token_attention_is_zero_with_the_mask_and_one_for_a_copier():
     maps[..., 5, 5] = 1.0  # ... and the last query to itself
     copier.attention_maps = lambda idx: maps
     assert next_token_attention(copier, idx) == 1.0
+
+
+def test_both_runs_start_from_the_same_weights_and_batches(monkeypatch):
+    seen = []
+
+    def fake_train_losses(model, data, steps, lr, batch_size, seq_len, seed):
+        seen.append(({k: v.clone() for k, v in model.state_dict().items()}, data, seed))
+        return torch.zeros(steps)
+
+    monkeypatch.setattr(mask_ablation, "train_losses", fake_train_losses)
+    tiny = AblationSetup(d_model=8, n_heads=2, n_layers=1, block=8, steps=2, sample_chars=4)
+    masked, unmasked = run_mask_ablation(tiny)
+    (weights_a, data_a, seed_a), (weights_b, data_b, seed_b) = seen
+    assert weights_a.keys() == weights_b.keys()
+    assert all(torch.equal(weights_a[k], weights_b[k]) for k in weights_a)
+    assert torch.equal(data_a.ids, data_b.ids) and seed_a == seed_b
+    assert masked.losses == unmasked.losses == [0.0, 0.0]

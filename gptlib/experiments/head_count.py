@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import torch
+
 from gptlib.experiments.grammar import TOY_GRAMMAR, Grammar
-from gptlib.experiments.tiny_training import train_tiny
+from gptlib.experiments.toy_lm import CharData, train_losses
 from gptlib.model import GPT, GPTConfig
 
 
@@ -19,6 +21,7 @@ def train_head_variants(
     n_layers: int = 1,
     block: int = 32,
     steps: int = 200,
+    lr: float = 3e-3,
     seed: int = 0,
     grammar: Grammar = TOY_GRAMMAR,
 ) -> dict[int, tuple[GPT, list[float]]]:
@@ -26,15 +29,15 @@ def train_head_variants(
     bad = [h for h in choices if h < 1 or d_model % h]
     if bad:
         raise ValueError(f"head counts {bad} do not divide d_model={d_model}")
-    data = grammar.encode(grammar.text(300, seed=seed))
+    alphabet = grammar.alphabet()
+    data = CharData(grammar.encode(grammar.text(300, seed=seed)), alphabet)
     variants = {}
     for h in choices:
         config = GPTConfig(
-            vocab_size=len(grammar.alphabet()),
-            d_model=d_model,
-            n_heads=h,
-            n_layers=n_layers,
-            max_len=block,
+            vocab_size=len(alphabet), d_model=d_model, n_heads=h, n_layers=n_layers, max_len=block
         )
-        variants[h] = train_tiny(config, data, steps, seed=seed)
+        torch.manual_seed(seed)
+        model = GPT(config)
+        losses = train_losses(model, data, steps, lr, batch_size=16, seq_len=block, seed=seed)
+        variants[h] = (model.eval(), losses.tolist())
     return variants

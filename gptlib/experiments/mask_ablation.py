@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from gptlib.causality import prefix_logits
 from gptlib.experiments.grammar import TOY_GRAMMAR, Grammar, word_hit_rate
-from gptlib.experiments.tiny_training import random_windows, train_tiny
+from gptlib.experiments.toy_lm import CharData, train_losses
 from gptlib.model import GPT, GPTConfig
 
 
@@ -65,18 +65,30 @@ def next_token_attention(model: GPT, idx: torch.Tensor) -> float:
 
 def train_run(setup: AblationSetup, causal: bool, grammar: Grammar = TOY_GRAMMAR) -> AblationRun:
     """Train one model with (`causal=True`) or without the mask and evaluate it."""
-    train = grammar.encode(grammar.text(setup.train_sentences, seed=setup.seed))
-    val = grammar.encode(grammar.text(setup.val_sentences, seed=setup.seed + 1))
+    alphabet = grammar.alphabet()
+    train = CharData(grammar.encode(grammar.text(setup.train_sentences, seed=setup.seed)), alphabet)
+    val = CharData(grammar.encode(grammar.text(setup.val_sentences, seed=setup.seed + 1)), alphabet)
     config = GPTConfig(
-        vocab_size=len(grammar.alphabet()),
+        vocab_size=len(alphabet),
         d_model=setup.d_model,
         n_heads=setup.n_heads,
         n_layers=setup.n_layers,
         max_len=setup.block,
         causal=causal,
     )
-    model, losses = train_tiny(config, train, setup.steps, setup.batch, setup.lr, setup.seed)
-    x, y = random_windows(val, setup.val_windows, setup.block, torch.Generator().manual_seed(1))
+    torch.manual_seed(setup.seed)  # the same initial weights for both runs: the mask has none
+    model = GPT(config)
+    losses = train_losses(
+        model,
+        train,
+        setup.steps,
+        setup.lr,
+        batch_size=setup.batch,
+        seq_len=setup.block,
+        seed=setup.seed,
+    )  # the same batches for both runs, too
+    model.eval()
+    x, y = val.batch(setup.val_windows, setup.block, torch.Generator().manual_seed(1))
     with torch.no_grad():
         val_loss = model(x, y)[1].item()
         prefix = prefix_logits(model, x)
@@ -90,7 +102,7 @@ def train_run(setup: AblationSetup, causal: bool, grammar: Grammar = TOY_GRAMMAR
     return AblationRun(
         causal=causal,
         model=model,
-        losses=losses,
+        losses=losses.tolist(),
         val_loss=val_loss,
         prefix_loss=prefix_loss,
         sample=sample,

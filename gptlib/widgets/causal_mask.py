@@ -39,7 +39,11 @@ class CausalMaskExplorer(Explorer):
         self.twins, self.idx = mask_twins(model), idx
         self.causal = widgets.ToggleButton(value=causal, description="causal mask")
         self.position = widgets.IntSlider(
-            value=position, min=0, max=T - 1, description="perturb token"
+            value=position,
+            min=0,
+            max=T - 1,
+            description="perturb token",
+            style={"description_width": "initial"},
         )
         super().__init__([self.causal, self.position], figsize=(8, 3))
         self.view = OutputChangeView(self.figure, labels)
