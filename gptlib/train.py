@@ -1,0 +1,315 @@
+"""The training loop: AdamW, warmup + cosine decay, clipping, held-out loss, time budget.
+
+Introduced in notebook 07. One step: a batch x, y [B, T] → loss → gradients → clip → AdamW.
+The `Trainer` keeps everything a checkpoint needs to resume bit-identically (model, optimizer,
+step, the batch generator and torch's global generator, the history).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from gptlib.data.batches import BatchSampler
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How to train. The defaults suit the chapter's GPT on Tiny Shakespeare on a laptop CPU."""
+
+    steps: int = 2000
+    batch_size: int = 12
+    block_size: int = 64
+    lr: float = 3e-3  # peak learning rate, reached after warmup
+    min_lr: float = 3e-4  # where the cosine decay ends
+    warmup_steps: int = 50
+    weight_decay: float = 0.1  # on matrices and embeddings only, not on biases or norms
+    beta1: float = 0.9
+    beta2: float = 0.99
+    grad_clip: float = 1.0  # max global gradient norm; 0 turns clipping off
+    eval_interval: int = 100  # steps between held-out estimates; 0: only at the start and end
+    eval_batches: int = 20  # batches averaged per estimate
+    time_budget_s: float | None = None  # stop after this many seconds of training steps
+    seed: int = 0  # drives batch sampling
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "block_size", "eval_batches"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        for name in ("warmup_steps", "eval_interval"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+        if not 0 < self.lr < 1 or not 0 <= self.min_lr <= self.lr:
+            raise ValueError(
+                f"need 0 < lr < 1 and 0 <= min_lr <= lr, got lr={self.lr}, min_lr={self.min_lr}"
+            )
+        if self.weight_decay < 0 or self.grad_clip < 0:
+            raise ValueError(
+                f"weight_decay and grad_clip must be >= 0, got {self.weight_decay}, "
+                f"{self.grad_clip}"
+            )
+        if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
+            raise ValueError(f"betas must be in [0, 1), got {self.beta1}, {self.beta2}")
+        if self.time_budget_s is not None and not self.time_budget_s > 0:
+            raise ValueError(f"time_budget_s must be > 0 or None, got {self.time_budget_s}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown TrainConfig fields {unknown}; known: {sorted(known)}")
+        return cls(**data)
+
+
+def learning_rate(step: int, progress: float, config: TrainConfig) -> float:
+    """Linear warmup over `warmup_steps`, times a cosine from lr down to min_lr.
+
+    `progress` in [0, 1] is the fraction of the run done (steps, or seconds with a time budget),
+    so the decay ends where the run ends whichever budget runs out first.
+    """
+    progress = min(max(progress, 0.0), 1.0)
+    cosine = config.min_lr + 0.5 * (config.lr - config.min_lr) * (1 + math.cos(math.pi * progress))
+    warmup = min(1.0, (step + 1) / config.warmup_steps) if config.warmup_steps else 1.0
+    return cosine * warmup
+
+
+def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices and embeddings (dim >= 2), none on biases and norms.
+
+    Uses the fused kernel (one pass over all parameters) where this torch has one for the
+    device, else the multi-tensor `foreach` path.
+    """
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": config.weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    device = params[0].device.type
+    fused = device in ("cpu", "cuda", "mps")
+    kwargs = {"fused": True} if fused else {"foreach": True}
+    return torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2), **kwargs)
+
+
+class NonFiniteLossError(RuntimeError):
+    """Training produced a NaN or infinite loss or gradient; the message says what to try."""
+
+
+@dataclass
+class History:
+    """What happened during training, for plots: per-step losses and periodic estimates."""
+
+    step: list[int] = field(default_factory=list)
+    train_loss: list[float] = field(default_factory=list)  # of each step's batch
+    lr: list[float] = field(default_factory=list)
+    eval_step: list[int] = field(default_factory=list)
+    eval_train_loss: list[float] = field(default_factory=list)  # averaged over fixed batches
+    eval_val_loss: list[float] = field(default_factory=list)
+    eval_seconds: list[float] = field(default_factory=list)  # training seconds so far
+
+    def to_dict(self) -> dict[str, list]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> History:
+        return cls(**{f.name: list(data[f.name]) for f in fields(cls)})
+
+
+class Trainer:
+    """Trains a GPT on token streams (notebook 07): `run()`, `evaluate()`, `state_dict()`.
+
+    train_ids, val_ids: [N] token ids. Batches are drawn by a generator seeded with
+    `config.seed`; held-out estimates average the loss over `eval_batches` fixed batches of each
+    split, the same batches every time.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        train_ids: torch.Tensor,
+        val_ids: torch.Tensor,
+        config: TrainConfig | None = None,
+    ) -> None:
+        self.model = model
+        self.config = c = config or TrainConfig()
+        max_len = getattr(getattr(model, "config", None), "max_len", c.block_size)
+        if c.block_size > max_len:
+            raise ValueError(
+                f"block_size={c.block_size} exceeds the model's max_len={max_len}; use "
+                f"block_size <= {max_len} or build the model with max_len >= {c.block_size}"
+            )
+        self.device = next(model.parameters()).device
+        self.optimizer = make_optimizer(model, c)
+        self.sampler = BatchSampler(train_ids, c.batch_size, c.block_size, seed=c.seed)
+        self.eval_sets = {
+            split: _fixed_batches(ids, c, seed=c.seed + 1 + i)
+            for i, (split, ids) in enumerate((("train", train_ids), ("val", val_ids)))
+        }
+        self.step = 0
+        self.train_seconds = 0.0
+        self.history = History()
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.config.batch_size * self.config.block_size
+
+    def progress(self) -> float:
+        """Fraction of the run done: by steps, or by seconds when that budget is closer."""
+        c = self.config
+        done = self.step / c.steps
+        if c.time_budget_s is not None:
+            done = max(done, self.train_seconds / c.time_budget_s)
+        return done
+
+    def finished(self) -> bool:
+        return self.progress() >= 1.0
+
+    def train_step(self) -> float:
+        """One optimisation step on a fresh batch; returns its loss."""
+        c = self.config
+        lr = learning_rate(self.step, self.progress(), c)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        x, y = (t.to(self.device) for t in self.sampler.sample())
+        self.model.train()
+        _, loss = self.model(x, y)
+        value = loss.item()
+        if not math.isfinite(value):
+            self._diverged(f"the loss became {value}", lr)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if c.grad_clip > 0:
+            norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.grad_clip)
+            if not math.isfinite(norm.item()):
+                self._diverged(f"the gradient norm became {norm.item()}", lr)
+        self.optimizer.step()
+        self.history.step.append(self.step)
+        self.history.train_loss.append(value)
+        self.history.lr.append(lr)
+        self.step += 1
+        return value
+
+    def _diverged(self, what: str, lr: float) -> None:
+        raise NonFiniteLossError(
+            f"{what} at step {self.step} (learning rate {lr:.2e}); training stopped before the "
+            f"weights were changed. Try a lower learning rate (e.g. lr={self.config.lr / 3:.1e}), "
+            "a longer warmup, or gradient clipping (grad_clip=1.0); resume from the last "
+            "checkpoint if you saved one"
+        )
+
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """Mean loss over the fixed batches of each split: {"train": ..., "val": ...}."""
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            means = {}
+            for split, batches in self.eval_sets.items():
+                losses = [self.model(x.to(self.device), y.to(self.device))[1] for x, y in batches]
+                means[split] = torch.stack(losses).mean().item()
+        finally:
+            self.model.train(was_training)
+        return means
+
+    def _record_evaluation(self) -> dict[str, float]:
+        losses = self.evaluate()
+        h = self.history
+        h.eval_step.append(self.step)
+        h.eval_train_loss.append(losses["train"])
+        h.eval_val_loss.append(losses["val"])
+        h.eval_seconds.append(self.train_seconds)
+        return losses
+
+    def run(
+        self,
+        max_steps: int | None = None,
+        progress: bool = True,
+        on_evaluate: Callable[[Trainer], None] | None = None,
+    ) -> History:
+        """Train until the step or time budget is spent (or `max_steps` more steps are done).
+
+        Evaluates at the start, every `eval_interval` steps and at the end, calling
+        `on_evaluate(trainer)` after each (e.g. to save a checkpoint); shows a tqdm progress bar
+        unless `progress=False` (or the environment sets TQDM_DISABLE=1).
+        """
+        c = self.config
+        stop_at = c.steps if max_steps is None else min(c.steps, self.step + max_steps)
+        if not self.history.eval_step:
+            self._record_evaluation()
+            if on_evaluate is not None:
+                on_evaluate(self)
+        bar = tqdm(
+            total=c.steps, initial=self.step, unit="step", desc="training", disable=not progress
+        )
+        try:
+            while self.step < stop_at and not self.finished():
+                start = time.perf_counter()
+                loss = self.train_step()
+                self.train_seconds += time.perf_counter() - start
+                bar.update(1)
+                if c.eval_interval and self.step % c.eval_interval == 0:
+                    val = self._record_evaluation()["val"]
+                    bar.set_postfix(loss=f"{loss:.3f}", val=f"{val:.3f}", refresh=False)
+                    if on_evaluate is not None:
+                        on_evaluate(self)
+                elif self.step % 10 == 0:
+                    bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+        finally:
+            bar.close()
+        if self.history.eval_step[-1] != self.step:
+            self._record_evaluation()
+            if on_evaluate is not None:
+                on_evaluate(self)
+        return self.history
+
+    def summary(self) -> dict[str, float | int]:
+        """The run in numbers: steps, tokens, seconds, last estimates, tokens per second."""
+        h = self.history
+        tokens = self.step * self.tokens_per_step
+        return {
+            "steps": self.step,
+            "tokens": tokens,
+            "seconds": round(self.train_seconds, 3),
+            "train_loss": round(h.eval_train_loss[-1], 4) if h.eval_train_loss else None,
+            "val_loss": round(h.eval_val_loss[-1], 4) if h.eval_val_loss else None,
+            "tokens_per_s": round(tokens / self.train_seconds, 1) if self.train_seconds else 0.0,
+        }
+
+    def state_dict(self) -> dict:
+        """Everything besides the model needed to continue exactly where this run stopped."""
+        return {
+            "config": self.config.to_dict(),
+            "step": self.step,
+            "train_seconds": self.train_seconds,
+            "optimizer": self.optimizer.state_dict(),
+            "sampler_rng": self.sampler.generator.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "history": self.history.to_dict(),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Continue a run saved by `state_dict` (the model's weights are loaded separately)."""
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step = int(state["step"])
+        self.train_seconds = float(state["train_seconds"])
+        self.sampler.generator.set_state(state["sampler_rng"])
+        torch.set_rng_state(state["torch_rng"])
+        self.history = History.from_dict(state["history"])
+
+
+def _fixed_batches(
+    ids: torch.Tensor, config: TrainConfig, seed: int
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    sampler = BatchSampler(ids, config.batch_size, config.block_size, seed=seed)
+    return [sampler.sample() for _ in range(config.eval_batches)]
