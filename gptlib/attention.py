@@ -109,7 +109,8 @@ class CausalSelfAttention(nn.Module):
 
     x [B, T, d] → qkv [B, T, 3d] → q, k, v [B, h, T, d_h] → scores [B, h, T, T] → out [B, T, d].
     `impl="sdpa"` uses `F.scaled_dot_product_attention` (fused kernels); `impl="explicit"` uses
-    the written-out softmax and can hand back the attention weights for plots.
+    the written-out softmax and can hand back the attention weights for plots. `causal=False`
+    drops the mask so every position sees the whole sequence (notebook 03's pitfall).
     """
 
     def __init__(
@@ -119,6 +120,7 @@ class CausalSelfAttention(nn.Module):
         bias: bool = True,
         dropout: float = 0.0,
         impl: str = "sdpa",
+        causal: bool = True,
     ) -> None:
         super().__init__()
         if n_heads < 1 or d_model % n_heads != 0:
@@ -130,7 +132,7 @@ class CausalSelfAttention(nn.Module):
         if impl not in ("sdpa", "explicit"):
             raise ValueError(f"impl must be 'sdpa' or 'explicit', got {impl!r}")
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
-        self.impl = impl
+        self.impl, self.causal = impl, causal
         self.dropout = dropout
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)  # W_Q, W_K, W_V fused
         self.proj = nn.Linear(d_model, d_model, bias=bias)  # W_O
@@ -167,10 +169,12 @@ class CausalSelfAttention(nn.Module):
         dropout_p = self.dropout if self.training else 0.0
         weights = None
         if return_weights or self.impl == "explicit":
-            mask = causal_mask(T_q, T_k, device=x.device)
+            mask = causal_mask(T_q, T_k, device=x.device) if self.causal else None
             out, weights = scaled_dot_product_attention(q, k, v, mask=mask)
             if dropout_p > 0:
                 out = F.dropout(weights, dropout_p, training=True) @ v
+        elif not self.causal:
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
         elif T_q == T_k:
             out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
         elif T_q == 1:  # one new token sees every cached position: no mask needed

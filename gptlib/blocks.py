@@ -77,7 +77,8 @@ class Block(nn.Module):
     norm="pre" (GPT-2 onward): x ← x + F(LN(x)); the residual path is a clean sum.
     norm="post" (original Transformer): x ← LN(x + F(x)).
     `residual=False` drops the skip connections (x ← F(LN(x))), for notebook 05's
-    gradient-flow experiment. [B, T, d] → [B, T, d].
+    gradient-flow experiment; `causal=False` removes the attention mask (notebook 03's pitfall).
+    [B, T, d] → [B, T, d].
     """
 
     def __init__(
@@ -89,6 +90,7 @@ class Block(nn.Module):
         dropout: float = 0.0,
         attn_impl: str = "sdpa",
         residual: bool = True,
+        causal: bool = True,
     ) -> None:
         super().__init__()
         if norm not in NORM_PLACEMENTS:
@@ -97,7 +99,7 @@ class Block(nn.Module):
         self.ln1 = LayerNorm(d_model, bias=bias)
         self.ln2 = LayerNorm(d_model, bias=bias)
         self.attn = CausalSelfAttention(
-            d_model, n_heads, bias=bias, dropout=dropout, impl=attn_impl
+            d_model, n_heads, bias=bias, dropout=dropout, impl=attn_impl, causal=causal
         )
         self.mlp = MLP(d_model, bias=bias, dropout=dropout)
 

@@ -35,6 +35,7 @@ class GPTConfig:
     bias: bool = True  # biases in linear layers and LayerNorms
     dropout: float = 0.0
     attn_impl: str = "sdpa"  # "sdpa" (fused) or "explicit" (written-out softmax)
+    causal: bool = True  # False removes the attention mask: notebook 03's pitfall
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "max_len"):
@@ -89,6 +90,7 @@ class GPT(nn.Module):
                 bias=c.bias,
                 dropout=c.dropout,
                 attn_impl=c.attn_impl,
+                causal=c.causal,
             )
             for _ in range(c.n_layers)
         )
@@ -195,7 +197,9 @@ class GPT(nn.Module):
         try:
             # inference mode skips autograd's bookkeeping: about 20% less time per cached token
             with torch.inference_mode():
-                step = self._cached_logits if use_cache else self._recomputed_logits
+                # Cached keys are only valid if earlier positions never see later ones.
+                cached = use_cache and c.causal
+                step = self._cached_logits if cached else self._recomputed_logits
                 start = max(0, len(tokens) - c.max_len)
                 state: dict = {}
                 for _ in range(n_new):

@@ -3,6 +3,9 @@
 import os
 from pathlib import Path
 
+import pytest
+import torch
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # Kernels started by nbval inherit this environment: stored outputs were made on the CPU, and
@@ -16,3 +19,12 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 # Notebooks used as test fixtures are data for tests, not notebooks to run under nbval.
 collect_ignore_glob = ["fixtures/*"]
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Unit tests use tiny models, which run fastest (and steadiest) on one thread."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

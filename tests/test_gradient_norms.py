@@ -1,18 +1,9 @@
 """Per-block gradient norms against a direct computation."""
 
-import pytest
 import torch
 
 from gptlib import GPT, GPTConfig
 from gptlib.experiments.gradient_norms import block_gradient_norms, loss_gradient_norms
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _model_and_batch():

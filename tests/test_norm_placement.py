@@ -11,14 +11,6 @@ from gptlib.experiments import norm_placement as npl
 from gptlib.experiments.toy_lm import CharData
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def data():
     return npl.toy_data()

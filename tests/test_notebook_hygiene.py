@@ -55,3 +55,17 @@ def test_markdown_opens_every_notebook_and_plots_end_with_show(path):
         source = "".join(cell["source"])
         if cell["cell_type"] == "code" and "plt." in source and "plt.show()" not in source:
             pytest.fail(f"{path.name}: a plotting cell without plt.show():\n{source[:200]}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_solution_markers_only_in_nbgrader_solution_cells(path):
+    """nbgrader strips everything between the markers, wherever they stand (markdown too)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for i, cell in enumerate(nb["cells"]):
+        source = "".join(cell["source"])
+        if "### BEGIN SOLUTION" in source or "### END SOLUTION" in source:
+            assert cell["cell_type"] == "code", f"{path.name} cell {i}: markers in markdown"
+            assert cell["metadata"].get("nbgrader", {}).get("solution"), (
+                f"{path.name} cell {i}: solution markers in a cell nbgrader does not treat "
+                "as a solution cell"
+            )

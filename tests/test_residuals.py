@@ -10,14 +10,6 @@ from gptlib import GPT, Block, GPTConfig
 from gptlib.experiments import residuals
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.parametrize("d", [8, 64, 768])
 def test_block_parameter_counts_match_the_formulas(d):
     counts = residuals.block_parameter_counts(d, n_heads=4)

@@ -19,14 +19,6 @@ from gptlib.experiments.toy_lm import (
 )
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _alternatives(words):
     return "(" + "|".join(words) + ")"
 

@@ -11,14 +11,6 @@ import torch  # noqa: E402
 from gptlib.widgets import norm_placement as widget  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture
 def fake_profiles(monkeypatch):
     """Replace the (tested elsewhere) gradient computation by fixed profiles."""

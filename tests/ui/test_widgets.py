@@ -61,6 +61,30 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("d_k", "slider", "Home", line("max weight"), "decreases"),
         ),
     ),
+    "03_causal_mask": NotebookSpec(
+        "03_*.ipynb",
+        (
+            # With the mask, changing a later token moves fewer positions and never earlier ones;
+            # without it, every position moves.
+            Interaction("perturb token", "slider", "End", line("number changed"), "decreases"),
+            Interaction("causal mask", "toggle", "click", line("number changed"), "increases"),
+            Interaction(
+                "causal mask", "toggle", "click", line("earliest changed position"), "increases"
+            ),
+            Interaction(
+                "perturb token", "slider", "Home", line("earliest changed position"), "decreases"
+            ),
+        ),
+    ),
+    "04_multi_head_attention": NotebookSpec(
+        "04_*.ipynb",
+        (
+            # More heads at a fixed width: narrower heads, same parameter count, more patterns.
+            Interaction("n_heads", "slider", "End", line("d_head"), "decreases"),
+            Interaction("n_heads", "slider", "Home", line("n_heads"), "decreases"),
+            Interaction("n_heads", "slider", "ArrowRight", IMAGE),
+        ),
+    ),
     "06_norm_placement": NotebookSpec(
         "06_*.ipynb",
         (

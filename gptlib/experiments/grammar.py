@@ -1,0 +1,125 @@
+"""A toy grammar of short English sentences whose entropy is known exactly (notebook 03).
+
+Every sentence is `the ADJ NOUN VERB the NOUN.` or, half the time, the same with
+` PREP the NOUN` before the full stop, one sentence per line. Each slot is a uniform choice,
+so the information content of the text is countable: no model that predicts each character
+from the characters before it can have a lower expected loss than `entropy_per_char()`.
+A model that scores below that floor is reading the answer from its input.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """Word lists for the sentence template; `p_prep` is the chance of the prepositional tail."""
+
+    adjectives: tuple[str, ...]
+    nouns: tuple[str, ...]
+    verbs: tuple[str, ...]
+    prepositions: tuple[str, ...]
+    p_prep: float = 0.5
+
+    def __post_init__(self) -> None:
+        lists = (self.adjectives, self.nouns, self.verbs, self.prepositions)
+        words = [w for group in lists for w in group]
+        if not all(lists) or len(set(words)) != len(words) or "the" in words:
+            raise ValueError(
+                "every word list must be non-empty and all words distinct (and not 'the'), "
+                "so that each sentence spells out its choices unambiguously"
+            )
+        if not all(w.isalpha() and w.islower() for w in words):
+            raise ValueError(f"words must be lowercase letters only, got {sorted(words)}")
+        if not 0.0 < self.p_prep < 1.0:
+            raise ValueError(f"p_prep must be strictly between 0 and 1, got {self.p_prep}")
+
+    def sentence(self, rng: random.Random) -> str:
+        """One random sentence, ending in '.\\n'."""
+        s = (
+            f"the {rng.choice(self.adjectives)} {rng.choice(self.nouns)} "
+            f"{rng.choice(self.verbs)} the {rng.choice(self.nouns)}"
+        )
+        if rng.random() < self.p_prep:
+            s += f" {rng.choice(self.prepositions)} the {rng.choice(self.nouns)}"
+        return s + ".\n"
+
+    def text(self, n_sentences: int, seed: int) -> str:
+        """`n_sentences` sentences drawn with a seeded generator (same seed, same text)."""
+        if n_sentences < 1:
+            raise ValueError(f"n_sentences must be at least 1, got {n_sentences}")
+        rng = random.Random(seed)
+        return "".join(self.sentence(rng) for _ in range(n_sentences))
+
+    def words(self) -> frozenset[str]:
+        """Every word a sentence can contain."""
+        return frozenset(("the", *self.adjectives, *self.nouns, *self.verbs, *self.prepositions))
+
+    def alphabet(self) -> str:
+        """The sorted characters the grammar can produce: the model's vocabulary."""
+        return "".join(sorted(set("".join(self.words()) + " .\n")))
+
+    def encode(self, text: str) -> torch.Tensor:
+        """Characters → ids [N] (torch.long) in `alphabet()` order."""
+        index = {c: i for i, c in enumerate(self.alphabet())}
+        unknown = sorted(set(text) - index.keys())
+        if unknown:
+            raise ValueError(f"characters {unknown} are not in the grammar's alphabet")
+        return torch.tensor([index[c] for c in text], dtype=torch.long)
+
+    def decode(self, ids: torch.Tensor) -> str:
+        """ids [N] → text."""
+        chars = self.alphabet()
+        return "".join(chars[i] for i in ids.tolist())
+
+    def entropy_per_sentence(self) -> float:
+        """Information in one sentence, in nats: the sum of the entropies of its choices."""
+        p = self.p_prep
+        tail = -p * math.log(p) - (1 - p) * math.log(1 - p)  # is there a tail?
+        tail += p * (math.log(len(self.prepositions)) + math.log(len(self.nouns)))
+        return (
+            math.log(len(self.adjectives))
+            + 2 * math.log(len(self.nouns))
+            + math.log(len(self.verbs))
+            + tail
+        )
+
+    def mean_sentence_length(self) -> float:
+        """Expected characters per sentence, newline included."""
+
+        def mean_len(words: tuple[str, ...]) -> float:
+            return sum(map(len, words)) / len(words)
+
+        fixed = len("the ") + 2 + len(" the ") + len(".\n")  # two single spaces between words
+        body = mean_len(self.adjectives) + 2 * mean_len(self.nouns) + mean_len(self.verbs)
+        tail = self.p_prep * (1 + mean_len(self.prepositions) + len(" the ") + mean_len(self.nouns))
+        return fixed + body + tail
+
+    def entropy_per_char(self) -> float:
+        """The entropy rate of the text in nats per character: the floor under an honest loss.
+
+        Sentences are independent and the characters spell out the choices one-to-one, so the
+        information per character is the information per sentence over the mean sentence length.
+        """
+        return self.entropy_per_sentence() / self.mean_sentence_length()
+
+
+TOY_GRAMMAR = Grammar(
+    adjectives=("big", "small", "red", "old", "quiet", "happy", "dark", "bright"),
+    nouns=("cat", "dog", "bird", "fox", "horse", "mouse", "king", "child", "river", "tree"),
+    verbs=("sees", "likes", "follows", "finds", "chases", "meets", "watches", "hears"),
+    prepositions=("near", "under", "behind", "beside", "over"),
+)
+
+
+def word_hit_rate(text: str, words: frozenset[str]) -> float:
+    """Fraction of the whitespace-separated words of `text` (full stops removed) in `words`."""
+    tokens = text.replace(".", " ").split()
+    if not tokens:
+        return 0.0
+    return sum(t in words for t in tokens) / len(tokens)
