@@ -23,7 +23,7 @@ import torch
 
 from gptlib.checkpoint import load_checkpoint, save_checkpoint
 from gptlib.data.batches import train_val_split
-from gptlib.data.corpora import CORPUS_NAMES, CorpusUnavailableError, default_corpus, load_corpus
+from gptlib.data.corpora import CorpusUnavailableError, default_corpus, load_corpus
 from gptlib.data.tokenizer import CharTokenizer
 from gptlib.device import pick_device, seed_everything
 from gptlib.model import GPT, GPTConfig
@@ -57,14 +57,20 @@ def _train_parser(sub: argparse._SubParsersAction) -> None:
     data = p.add_argument_group("data")
     data.add_argument(
         "--corpus",
-        help=f"{' or '.join(CORPUS_NAMES)} (downloaded once if needed) or a text file; default: "
-        "Tiny Shakespeare if available offline, else the embedded sonnets",
+        help="tinyshakespeare (downloaded once if needed), sonnets (embedded) or the path of a "
+        "text file; default: Tiny Shakespeare if available offline, else the sonnets",
     )
     data.add_argument("--val-fraction", type=float, default=0.1, help="held-out tail (0.1)")
     run = p.add_argument_group("training (with --resume: the saved run's values unless given)")
     for flag, field_name, kind, what in TRAIN_FLAGS:
         default = getattr(DEFAULTS, field_name)
-        run.add_argument(flag, dest=field_name, type=kind, help=f"{what} (default: {default})")
+        run.add_argument(
+            flag,
+            dest=field_name,
+            type=kind,
+            metavar="SECONDS" if flag == "--time-budget" else None,
+            help=f"{what} (default: {default})",
+        )
     model = p.add_argument_group("model (ignored with --resume)")
     model.add_argument("--d-model", type=int, default=128)
     model.add_argument("--n-heads", type=int, default=4)
