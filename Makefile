@@ -43,4 +43,4 @@ lint: setup
 	$(BIN)/ruff format --check gptlib tests scripts benchmarks
 
 bench: setup
-	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done
+	for script in benchmarks/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

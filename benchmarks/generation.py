@@ -14,10 +14,11 @@ import argparse
 import time
 
 import torch
-from _common import interleaved_medians, machine_line
+from _common import machine_line
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import CharTokenizer, default_corpus, train_val_split
+from gptlib.experiments.kv_cache import compare_cache
 from gptlib.train import TrainConfig, Trainer
 
 PROMPT, CONTEXT = 16, 256
@@ -44,29 +45,22 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     model, prompt, corpus = briefly_trained_model(args.train_steps)
-    n_new = CONTEXT - PROMPT
-    cached = model.generate(prompt, n_new, temperature=0)
-    recomputed = model.generate(prompt, n_new, temperature=0, use_cache=False)
-    identical = torch.equal(cached, recomputed)
     clock = time.process_time if args.cpu_time else time.perf_counter
-    medians = interleaved_medians(
-        {
-            "KV cache": lambda: model.generate(prompt, n_new, temperature=0),
-            "recompute": lambda: model.generate(prompt, n_new, temperature=0, use_cache=False),
-        },
-        rounds=args.rounds,
-        clock=clock,
-    )
+    model.generate(prompt, CONTEXT - PROMPT, temperature=0)  # warm-up
+    result = compare_cache(model, prompt, CONTEXT - PROMPT, rounds=args.rounds, clock=clock)
     print(machine_line())
     print(
         f"model: d=128 h=4 L=4 max_len={CONTEXT}, {model.num_parameters():,} parameters, "
-        f"{args.train_steps} training steps on {corpus}; prompt {PROMPT} → {CONTEXT} tokens"
+        f"{args.train_steps} training steps on {corpus}; prompt {PROMPT} -> {CONTEXT} tokens; "
+        f"median of {args.rounds} alternating rounds"
     )
-    for name, seconds in medians.items():
-        print(f"{name:10s} {seconds * 1e3:8.1f} ms  {n_new / seconds:8.0f} tokens/s")
-    ratio = medians["recompute"] / medians["KV cache"]
-    print(f"speed-up of the KV cache: {ratio:.1f}x; greedy outputs identical: {identical}")
-    if not identical:
+    for name, seconds in (("KV cache", result.cached_s), ("recompute", result.recomputed_s)):
+        print(f"{name:10s} {seconds * 1e3:8.1f} ms  {result.n_new / seconds:8.0f} tokens/s")
+    print(
+        f"speed-up of the KV cache: {result.speedup:.1f}x; greedy outputs identical: "
+        f"{result.identical}"
+    )
+    if not result.identical:
         raise SystemExit("the cached and recomputed greedy outputs differ")
 
 

@@ -98,10 +98,10 @@ class KVCache:
             raise ValueError(
                 f"KV cache overflow: {end} positions needed, room for {self.k.shape[-2]}"
             )
-        self.k[:, :, self.length : end] = k
-        self.v[:, :, self.length : end] = v
+        self.k.narrow(2, self.length, k.shape[-2]).copy_(k)
+        self.v.narrow(2, self.length, v.shape[-2]).copy_(v)
         self.length = end
-        return self.k[:, :, :end], self.v[:, :, :end]
+        return self.k.narrow(2, 0, end), self.v.narrow(2, 0, end)
 
 
 class CausalSelfAttention(nn.Module):

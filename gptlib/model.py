@@ -16,6 +16,7 @@ from torch import nn
 from gptlib._validate import check_token_ids
 from gptlib.attention import KVCache
 from gptlib.blocks import NORM_PLACEMENTS, Block, LayerNorm
+from gptlib.decoding import Decoder
 from gptlib.embeddings import POSITION_KINDS, PositionalEmbedding
 from gptlib.sampling import sample_next, validate_sampling
 
@@ -232,6 +233,10 @@ class GPT(nn.Module):
             ]
         caches = state["caches"]
         done = start + caches[0].length  # tokens[start:done] are cached
-        new = torch.stack(tokens[done:], dim=1)
-        h, _ = self._hidden(new, start=done - start, caches=caches)
-        return self.head(h[:, -1])
+        if done < len(tokens) - 1:  # the prompt, or the window after a slide: one batched pass
+            new = torch.stack(tokens[done:], dim=1)
+            h, _ = self._hidden(new, start=done - start, caches=caches)
+            return self.head(h[:, -1])
+        if "decoder" not in state:
+            state["decoder"] = Decoder(self)
+        return state["decoder"].step(tokens[-1], done - start, caches)

@@ -42,6 +42,29 @@ def clean_metadata(nb: nbformat.NotebookNode) -> None:
     nb.nbformat, nb.nbformat_minor = 4, 4
 
 
+def merge_streams(nb: nbformat.NotebookNode) -> None:
+    """Join consecutive stdout (or stderr) outputs of a cell into one, as nbval compares them.
+
+    How a kernel splits printed text into messages depends on timing; merged, the stored
+    notebook does not change from one regeneration to the next.
+    """
+    for cell in nb.cells:
+        merged: list = []
+        for out in cell.get("outputs", []):
+            last = merged[-1] if merged else None
+            if (
+                out.output_type == "stream"
+                and last is not None
+                and last.output_type == "stream"
+                and last.name == out.name
+            ):
+                last.text += out.text
+            else:
+                merged.append(out)
+        if cell.cell_type == "code":
+            cell.outputs = merged
+
+
 def execute(path: Path, timeout: int) -> tuple[nbformat.NotebookNode, float]:
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
@@ -77,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         nb, seconds = execute(path, args.timeout)
         total += seconds
         clean_metadata(nb)
+        merge_streams(nb)
         if not args.dry_run:
             nbformat.validate(nb)
             nbformat.write(nb, path)

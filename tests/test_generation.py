@@ -7,10 +7,13 @@ full it slides forward to keep the last max_len // 2 tokens, so positions restar
 import pytest
 import torch
 
-from gptlib import GPT, GPTConfig, seed_everything
+from gptlib import GPT, GPTConfig, KVCache, seed_everything
+from gptlib.decoding import Decoder
 
 
-def peaked_model(max_len: int, attn_impl: str = "sdpa", positions: str = "learned") -> GPT:
+def peaked_model(
+    max_len: int, attn_impl: str = "sdpa", positions: str = "learned", norm: str = "pre"
+) -> GPT:
     seed_everything(0)
     model = GPT(
         GPTConfig(
@@ -21,11 +24,14 @@ def peaked_model(max_len: int, attn_impl: str = "sdpa", positions: str = "learne
             max_len=max_len,
             attn_impl=attn_impl,
             positions=positions,
+            norm=norm,
         )
     )
     with torch.no_grad():  # larger weights: a peaked next-token distribution, fewer near-ties
-        for p in model.parameters():
+        for name, p in model.named_parameters():
             p.mul_(6.0)
+            if ".ln" in name or name.startswith("ln_f"):  # every norm its own scale and shift
+                p.add_(torch.randn_like(p))
     return model.eval()
 
 
@@ -63,6 +69,41 @@ def test_cache_and_recomputation_agree_for_every_attention_path_and_position_kin
     recomputed = model.generate(prompt, 30, temperature=0, use_cache=False)
     assert torch.equal(cached, recomputed)
     assert torch.equal(cached, windowed_reference(model, prompt, 30))
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_cache_and_recomputation_agree_for_both_norm_placements(norm):
+    model = peaked_model(9, norm=norm)
+    prompt = torch.randint(23, (2, 3))
+    cached = model.generate(prompt, 25, temperature=0)
+    assert torch.equal(cached, model.generate(prompt, 25, temperature=0, use_cache=False))
+    assert torch.equal(cached, windowed_reference(model, prompt, 25))
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+@pytest.mark.parametrize("attn_impl", ["sdpa", "explicit"])
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal", "none"])
+def test_decode_step_equals_the_last_position_of_a_full_forward(norm, attn_impl, positions):
+    model = peaked_model(8, attn_impl=attn_impl, positions=positions, norm=norm)
+    idx = torch.randint(23, (3, 6))
+    c = model.config
+    caches = [
+        KVCache.empty(3, c.n_heads, 8, c.d_model // c.n_heads, idx.device, torch.float32)
+        for _ in range(c.n_layers)
+    ]
+    with torch.no_grad():
+        full, _ = model(idx)  # [3, 6, V]: every position in one causal pass
+        model._hidden(idx[:, :5], caches=caches)  # the first 5 positions fill the caches
+        last = Decoder(model).step(idx[:, 5], 5, caches)  # [3, V]: the sixth token alone
+    assert [cache.length for cache in caches] == [6] * c.n_layers
+    torch.testing.assert_close(last, full[:, 5], atol=1e-4, rtol=1e-5)
+
+
+def test_decode_step_needs_residual_blocks():
+    model = peaked_model(8)
+    model.blocks[1].residual = False
+    with pytest.raises(ValueError, match="residual connections"):
+        Decoder(model)
 
 
 def test_cached_logits_match_recomputed_logits_step_by_step():

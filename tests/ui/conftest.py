@@ -79,22 +79,37 @@ def pytest_runtest_makereport(item, call):
         item.ui_failed = True
 
 
+@pytest.fixture(scope="session")
+def pages(browser_context):
+    """The page that runs JupyterLab, kept from test to test; a failed test's page is closed
+    and the next test gets a new one, so nothing a failure left behind leaks."""
+    kept: list = []
+    yield kept
+    for page in kept:
+        page.close()
+
+
 @pytest.fixture
-def notebook(request, lab, browser_context, screenshot_dir):
-    """A fresh page; afterwards (with a screenshot if the test failed) it is closed and every
-    kernel the test started is shut down."""
-    page = browser_context.new_page()
-    session = NotebookSession(page, screenshot_dir)
+def notebook(request, lab, browser_context, pages, screenshot_dir):
+    """A NotebookSession in the shared page; afterwards (with a screenshot if the test failed)
+    its notebook is closed and every kernel the test started is shut down."""
+    if not pages:
+        pages.append(browser_context.new_page())
+    session = NotebookSession(pages[0], lab, screenshot_dir)
     try:
         yield session
     finally:
-        if getattr(request.node, "ui_failed", False) and session.name:
+        failed = getattr(request.node, "ui_failed", False)
+        if failed and session.name:
             shot = screenshot_dir / f"{session.name}__failed.png"
-            page.screenshot(path=str(shot))
+            session.page.screenshot(path=str(shot))
             SCREENSHOTS_TAKEN.append(shot)
         if session.run_all_seconds is not None:
             RUN_ALL_SECONDS[session.name] = session.run_all_seconds
-        page.close()
+        if failed:
+            pages.pop().close()
+        else:
+            session.close()
         lab.shut_down_kernels()
 
 

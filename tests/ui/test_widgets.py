@@ -131,12 +131,7 @@ SPECS: dict[str, NotebookSpec] = {
 }
 
 # Known failures, left visible as skips: each names what was seen, to be fixed, not forgotten.
-NOT_YET_PASSING = {
-    "07_gpt": "Run All of notebook 07 in JupyterLab did not finish within 300 s on the 2-core "
-    "machine: it stalls at the training cell (cell 11), which completes in about 86 s under "
-    "nbval; the sampling and attention explorers are unit-tested (tests/test_widgets_sampling.py,"
-    " tests/test_widgets_trained_attention.py) but not yet driven in the browser",
-}
+NOT_YET_PASSING: dict[str, str] = {}
 
 
 def _uses_widgets(path: Path) -> bool:
@@ -178,7 +173,7 @@ def test_notebook_widgets_respond(name, lab, notebook, record) -> None:
     found = sorted(NOTEBOOKS.glob(spec.pattern))
     assert len(found) == 1, f"{spec.pattern} matches {found}; make the pattern unique"
     path = found[0]
-    notebook.open(lab.notebook_url(f"notebooks/{path.name}"), path.stem)
+    notebook.open(f"notebooks/{path.name}", path.stem)
     notebook.run_all(spec.run_timeout_s)
     notebook.assert_no_errors()
     record(notebook.screenshot())
@@ -257,7 +252,7 @@ def _write_notebook(folder: Path, name: str, *sources: str) -> str:
 @pytest.mark.ui
 def test_harness_moves_every_kind_of_control(lab, notebook, record) -> None:
     relative = _write_notebook(lab.root_dir / "_harness", "controls", HARNESS_CONTROLS)
-    notebook.open(lab.notebook_url(relative), "_harness_controls")
+    notebook.open(relative, "_harness_controls")
     notebook.run_all(timeout_s=60)
     notebook.assert_no_errors()
     record(notebook.screenshot())
@@ -313,7 +308,7 @@ def test_harness_reports_a_failing_cell(lab, notebook) -> None:
     relative = _write_notebook(
         lab.root_dir / "_harness", "failing", "print('before')", "1 / 0", "print('never')"
     )
-    notebook.open(lab.notebook_url(relative), "_harness_failing")
+    notebook.open(relative, "_harness_failing")
     notebook.run_all(timeout_s=60)
     with pytest.raises(AssertionError, match="ZeroDivisionError"):
         notebook.assert_no_errors()
