@@ -9,6 +9,7 @@ import torch
 
 from gptlib import GPT, GPTConfig, KVCache, seed_everything
 from gptlib.decoding import Decoder
+from gptlib.experiments.kv_cache import compare_cache
 
 
 def peaked_model(
@@ -142,3 +143,16 @@ def test_generate_restores_training_mode_and_returns_an_ordinary_tensor():
     assert not out.is_inference()
     _, loss = model(out, out)  # usable as training data: autograd accepts it
     loss.backward()
+
+
+def test_compare_cache_times_both_paths_and_checks_their_tokens():
+    model = peaked_model(12)
+    ticks = iter(range(100))
+    result = compare_cache(
+        model, torch.randint(23, (2, 4)), 20, rounds=3, clock=lambda: next(ticks)
+    )
+    assert result.identical and (result.max_len, result.n_new, result.rounds) == (12, 20, 3)
+    assert result.cached_s == result.recomputed_s == 1  # one tick per run of the fake clock
+    assert result.speedup == 1.0 and "identical output: True" in result.line()
+    with pytest.raises(ValueError, match="rounds must be a positive int, got 0"):
+        compare_cache(model, torch.zeros(1, 1, dtype=torch.long), 1, rounds=0)

@@ -130,9 +130,6 @@ SPECS: dict[str, NotebookSpec] = {
     ),
 }
 
-# Known failures, left visible as skips: each names what was seen, to be fixed, not forgotten.
-NOT_YET_PASSING: dict[str, str] = {}
-
 
 def _uses_widgets(path: Path) -> bool:
     notebook = nbformat.read(path, as_version=4)
@@ -160,8 +157,6 @@ def _spec_params() -> list:
     for name, spec in SPECS.items():
         missing = not any(NOTEBOOKS.glob(spec.pattern))
         reason = f"notebooks/{spec.pattern} is not in this tree yet; its SPECS row runs once it is"
-        if name in NOT_YET_PASSING:
-            missing, reason = True, NOT_YET_PASSING[name]
         params.append(pytest.param(name, marks=[pytest.mark.skip(reason)] if missing else []))
     return params
 
