@@ -85,11 +85,12 @@ def sampling_explorer(
     model: GPT, tokenizer: CharTokenizer, prompt: str, n_sample: int = 100
 ) -> widgets.Widget:
     """Temperature (0 = greedy) and top-k (0 = off) sliders; returns the displayed widget."""
+    label = {"style": {"description_width": "initial"}}  # the whole description, not "temperat…"
     temperature = widgets.FloatSlider(
-        value=1.0, min=0.0, max=2.0, step=0.05, description="temperature"
+        value=1.0, min=0.0, max=2.0, step=0.05, description="temperature", **label
     )
     top_k = widgets.IntSlider(
-        value=0, min=0, max=tokenizer.vocab_size, description="top-k (0: off)"
+        value=0, min=0, max=tokenizer.vocab_size, description="top-k (0: off)", **label
     )
     out = widgets.Output()
 

@@ -28,7 +28,13 @@ def format_model_size(sizes: dict[str, int]) -> str:
 
 def model_size_explorer(vocab_size: int = 65) -> widgets.Widget:
     """A vocabulary-size slider above the live parameter table; returns the widget (displayed)."""
-    slider = widgets.IntSlider(value=vocab_size, min=2, max=512, description="vocab size")
+    slider = widgets.IntSlider(
+        value=vocab_size,
+        min=2,
+        max=512,
+        description="vocab size",
+        style={"description_width": "initial"},
+    )
     out = widgets.Output()
 
     def redraw(change: dict | None = None) -> None:
