@@ -49,20 +49,16 @@ def merge_streams(nb: nbformat.NotebookNode) -> None:
     notebook does not change from one regeneration to the next.
     """
     for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
         merged: list = []
-        for out in cell.get("outputs", []):
+        for out in cell.outputs:
             last = merged[-1] if merged else None
-            if (
-                out.output_type == "stream"
-                and last is not None
-                and last.output_type == "stream"
-                and last.name == out.name
-            ):
+            if out.output_type == "stream" and last and last.get("name") == out.name:
                 last.text += out.text
             else:
                 merged.append(out)
-        if cell.cell_type == "code":
-            cell.outputs = merged
+        cell.outputs = merged
 
 
 def execute(path: Path, timeout: int) -> tuple[nbformat.NotebookNode, float]:

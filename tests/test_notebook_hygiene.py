@@ -36,10 +36,8 @@ def test_executed_top_to_bottom_in_one_fresh_kernel(path):
             assert out["output_type"] != "error", f"{path.name}: stored error output; {FIX}"
             if out["output_type"] == "stream":
                 assert "Traceback" not in "".join(out["text"]), f"{path.name}: traceback"
-        streams = [(o["output_type"], o.get("name")) for o in cell["outputs"]]
-        split = [
-            a for a, b in zip(streams[:-1], streams[1:], strict=True) if a == b == ("stream", a[1])
-        ]
+        names = [o.get("name") for o in cell["outputs"]]  # stdout/stderr; None if not a stream
+        split = [a for a, b in zip(names[:-1], names[1:], strict=True) if a and a == b]
         assert not split, f"{path.name}: printed text split over several outputs; {FIX}"
 
 
