@@ -18,7 +18,7 @@ from _common import machine_line
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import CharTokenizer, default_corpus, train_val_split
-from gptlib.experiments.kv_cache import compare_cache
+from gptlib.lessons.experiments.kv_cache import compare_cache
 from gptlib.train import TrainConfig, Trainer
 
 PROMPT, CONTEXT = 16, 256

@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
-from gptlib.widgets import norm_placement as widget  # noqa: E402
+from gptlib.lessons.widgets import norm_placement as widget  # noqa: E402
 
 
 def timed_render(depth: int) -> float:

@@ -20,11 +20,11 @@ from typing import Any
 import torch
 from matplotlib.figure import Figure
 
-from gptlib.experiments.positions import position_summary
-from gptlib.experiments.saturation import saturation
-from gptlib.widgets._explorer import figure_png
-from gptlib.widgets.positions import PositionExplorer
-from gptlib.widgets.saturation import DK_CHOICES, SaturationExplorer
+from gptlib.lessons.experiments.positions import position_summary
+from gptlib.lessons.experiments.saturation import saturation
+from gptlib.lessons.widgets._explorer import figure_png
+from gptlib.lessons.widgets.positions import PositionExplorer
+from gptlib.lessons.widgets.saturation import DK_CHOICES, SaturationExplorer
 
 STAGES = ("compute", "update", "png")
 

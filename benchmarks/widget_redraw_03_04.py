@@ -16,11 +16,11 @@ import torch
 from widget_redraw import report, time_redraws  # benchmarks/ is the script's own folder
 
 from gptlib import GPT, GPTConfig
-from gptlib.causality import perturb
-from gptlib.experiments.grammar import TOY_GRAMMAR
-from gptlib.multihead import head_patterns
-from gptlib.widgets.causal_mask import CausalMaskExplorer
-from gptlib.widgets.multihead import HeadsExplorer
+from gptlib.data.grammar import TOY_GRAMMAR
+from gptlib.lessons.experiments.causality import perturb
+from gptlib.lessons.experiments.multihead import head_patterns
+from gptlib.lessons.widgets.causal_mask import CausalMaskExplorer
+from gptlib.lessons.widgets.multihead import HeadsExplorer
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ import pytest
 from nbclient import NotebookClient
 from nbgrader.nbgraderformat import MetadataValidator
 
-from gptlib.checks import REGISTRY
+from gptlib.lessons.checks import REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -82,7 +82,7 @@ def _check_call(source: str) -> tuple[str, str] | None:
 def _imports_check(source: str) -> bool:
     return any(
         isinstance(node, ast.ImportFrom)
-        and node.module == "gptlib.checks"
+        and node.module == "gptlib.lessons.checks"
         and any(alias.name == "check" for alias in node.names)
         for node in ast.walk(ast.parse(source))
     )
@@ -172,7 +172,9 @@ def test_exercises_are_well_formed_nbgrader_cells(path, fixture_exercises):
         }
         assert ex.function in defined, f"{ex.function} is not defined by the cell above its check"
         preceding = "\n".join(c.source for c in nb.cells[: ex.check + 1] if c.cell_type == "code")
-        assert _imports_check(preceding), "import the check: from gptlib.checks import check"
+        assert _imports_check(preceding), (
+            "import the check: from gptlib.lessons.checks import check"
+        )
     graded_cells = [i for i, c in enumerate(nb.cells) if _nbgrader(c).get("grade")]
     assert graded_cells == [ex.check for ex in exercises], "every graded cell is an exercise check"
     names = [ex.exercise for ex in exercises]
@@ -259,7 +261,7 @@ def submission_with_mistake(source, student):
     last = exercises[-1]
     mistake = REGISTRY[last.exercise].mistakes[0]
     submission.cells[last.solution].source += (
-        "\n\nfrom gptlib.checks import REGISTRY\n\n"
+        "\n\nfrom gptlib.lessons.checks import REGISTRY\n\n"
         f"{last.function} = REGISTRY[{last.exercise!r}].mistakes[0].implementation\n"
     )
     points = [_nbgrader(source.cells[ex.check])["points"] for ex in exercises]

@@ -1,0 +1,13 @@
+"""The lesson wing: everything the notebooks need besides the model itself.
+
+Layered one way, each layer importing only those before it (tests/test_layering.py pins this):
+
+- `experiments`: pure functions that run a lesson's experiment and return a small result;
+- `viz`: matplotlib figures of those results;
+- `widgets`: ipywidgets explorers over an experiment and its figure;
+- `checks`: the exercises' checks, with their catalogues of mistakes;
+- `answers`: the folded answers of "Check your understanding".
+
+All of them import the model (`gptlib.embeddings` … `gptlib.model`, `gptlib.data`,
+`gptlib.train`); the model imports nothing from here.
+"""

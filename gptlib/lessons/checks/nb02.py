@@ -1,0 +1,195 @@
+"""Exercise checks of notebook 02 (scaled dot-product attention).
+
+- `softmax-rows`: a numerically stable softmax over the last axis, written out.
+- `attention`: softmax(q kᵀ / √d_k) v, returning (output, weights).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
+
+
+def _softmax_rows(scores: torch.Tensor) -> torch.Tensor:
+    shifted = scores - scores.max(dim=-1, keepdim=True).values
+    e = shifted.exp()
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def _softmax_inputs(g: torch.Generator) -> list[tuple]:
+    # Square first (a missing keepdim broadcasts silently there), then a batch (dim=1 is not
+    # the last axis), then one huge row next to an ordinary one (overflow and underflow).
+    return [
+        (torch.randn(5, 5, generator=g) * 3,),
+        (torch.randn(2, 3, 4, generator=g),),
+        (torch.tensor([[1000.0, 1001.0, 999.0, 1000.5], [0.5, -0.3, 0.1, 0.2]]),),
+    ]
+
+
+def _sums_to_one(weights: torch.Tensor, *inputs: object) -> str | None:
+    sums = weights.sum(dim=-1)
+    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-5):
+        return f"each row must sum to 1 over the last axis, got sums {sums.flatten()[:4]}"
+    if (weights < 0).any():
+        return "weights must be non-negative"
+    return None
+
+
+register(
+    Exercise(
+        name="softmax-rows",
+        notebook="02_scaled_dot_product_attention",
+        reference=_softmax_rows,
+        make_inputs=_softmax_inputs,
+        mistakes=(
+            Mistake(
+                "no-max-subtraction",
+                "exp(1000) overflows to inf and inf/inf is NaN: subtract each row's max before "
+                "exp (softmax(x) = softmax(x - c) for any constant c in a row).",
+                lambda s: s.exp() / s.exp().sum(dim=-1, keepdim=True),
+            ),
+            Mistake(
+                "global-max",
+                "you subtracted the max of the whole tensor; a row far below it underflows to "
+                "0/0. Subtract each row's own max: scores.max(dim=-1, keepdim=True).values.",
+                lambda s: (s - s.max()).exp() / (s - s.max()).exp().sum(dim=-1, keepdim=True),
+            ),
+            Mistake(
+                "no-keepdim",
+                "sum(dim=-1) without keepdim=True drops the axis, so the division broadcasts "
+                "the row sums across columns. Use keepdim=True.",
+                lambda s: (
+                    (s - s.max(-1, keepdim=True).values).exp()
+                    / (s - s.max(-1, keepdim=True).values).exp().sum(dim=-1)
+                ),
+            ),
+            Mistake(
+                "columns",
+                "you normalised over the first axis (columns). Attention weights are a "
+                "distribution over keys, the last axis: use dim=-1.",
+                lambda s: torch.softmax(s, dim=0),
+            ),
+            Mistake(
+                "dim-1",
+                "dim=1 is the last axis only for a 2-D tensor; with a batch [B, T, T] it is the "
+                "query axis. Use dim=-1.",
+                lambda s: torch.softmax(s, dim=1),
+            ),
+            Mistake(
+                "whole-tensor",
+                "you divided by the sum over the whole tensor; each row must be normalised on "
+                "its own (sum over dim=-1 with keepdim=True).",
+                lambda s: (s - s.max()).exp() / (s - s.max()).exp().sum(),
+            ),
+            Mistake(
+                "no-exp",
+                "you normalised the raw scores without exponentiating; softmax is exp(x) / "
+                "Σ exp(x), which keeps every weight positive.",
+                lambda s: s / s.sum(dim=-1, keepdim=True),
+            ),
+        ),
+        properties=(Property("rows sum to 1", _sums_to_one),),
+        hint="shift by the row max, exponentiate, divide by the row sum (keepdim=True).",
+    )
+)
+
+
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    return weights @ v, weights
+
+
+def _attention_inputs(g: torch.Generator) -> list[tuple]:
+    # d_k != d_v so that scaling by the wrong width shows; square first (T_q == T_k), where a
+    # transposed score matrix still has the right shape.
+    return [
+        (
+            torch.randn(2, 5, 16, generator=g),
+            torch.randn(2, 5, 16, generator=g),
+            torch.randn(2, 5, 4, generator=g),
+        ),
+        (
+            torch.randn(1, 3, 9, generator=g),
+            torch.randn(1, 6, 9, generator=g),
+            torch.randn(1, 6, 2, generator=g),
+        ),
+    ]
+
+
+def _scaled_by(factor):
+    """A wrong attention whose scores are q kᵀ times factor(q, v) instead of 1/√d_k."""
+
+    def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+        weights = torch.softmax(q @ k.transpose(-2, -1) * factor(q, v), dim=-1)
+        return weights @ v, weights
+
+    return attention
+
+
+def _softmax_over_queries(q, k, v):
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-2)
+    return weights @ v, weights
+
+
+def _keys_times_queries(q, k, v):
+    weights = torch.softmax(k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    return weights @ v, weights
+
+
+def _attention_weights_ok(output: tuple, q, k, v) -> str | None:
+    if not isinstance(output, tuple | list) or len(output) != 2:
+        return "return a pair (output, weights)"
+    return _sums_to_one(output[1])
+
+
+register(
+    Exercise(
+        name="attention",
+        notebook="02_scaled_dot_product_attention",
+        reference=_attention,
+        make_inputs=_attention_inputs,
+        mistakes=(
+            Mistake(
+                "divided-by-dk",
+                "you divided the scores by d_k; divide by √d_k (math.sqrt(d_k)). Var(q·k) = d_k, "
+                "so √d_k is what brings the spread back to 1.",
+                _scaled_by(lambda q, v: 1 / q.shape[-1]),
+            ),
+            Mistake(
+                "no-scaling",
+                "the scores are not scaled: divide q kᵀ by √d_k, or the softmax saturates as "
+                "d_k grows.",
+                _scaled_by(lambda q, v: 1.0),
+            ),
+            Mistake(
+                "multiplied-by-sqrt-dk",
+                "you multiplied the scores by √d_k; divide by it.",
+                _scaled_by(lambda q, v: math.sqrt(q.shape[-1])),
+            ),
+            Mistake(
+                "scaled-by-dv",
+                "you scaled by √d_v, the width of the values; the scores are dot products of "
+                "width d_k = q.shape[-1], so divide by √d_k.",
+                _scaled_by(lambda q, v: 1 / math.sqrt(v.shape[-1])),
+            ),
+            Mistake(
+                "softmax-over-queries",
+                "softmax over the wrong axis: each query's weights over the keys must sum to 1, "
+                "so normalise over the last axis (dim=-1), not dim=-2.",
+                _softmax_over_queries,
+            ),
+            Mistake(
+                "keys-times-queries",
+                "the scores are q @ kᵀ (row i = query i, column j = key j); you computed "
+                "k @ qᵀ, its transpose.",
+                _keys_times_queries,
+            ),
+        ),
+        properties=(Property("weights", _attention_weights_ok),),
+        hint="scores = q @ k.transpose(-2, -1) / √d_k; weights = softmax over dim=-1; "
+        "output = weights @ v.",
+    )
+)

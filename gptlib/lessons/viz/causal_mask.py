@@ -1,0 +1,115 @@
+"""Plots for notebook 03: the masked score matrix, which outputs a change reaches, and the
+training run without the mask."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+
+from gptlib.lessons.experiments.causality import Perturbation
+from gptlib.lessons.experiments.mask_ablation import AblationRun
+from gptlib.lessons.viz.labels import char_labels
+
+
+def plot_masked_attention(
+    masked_scores: torch.Tensor, weights: torch.Tensor, labels: Sequence[str]
+) -> Figure:
+    """Masked scores [T, T] (−∞ drawn grey) beside their softmax weights [T, T], annotated."""
+    fig, (ax_s, ax_w) = plt.subplots(1, 2, figsize=(9, 4), constrained_layout=True)
+    finite = masked_scores.isfinite()
+    shown = masked_scores.masked_fill(~finite, float("nan"))
+    cmap = plt.get_cmap("coolwarm").with_extremes(bad="lightgrey")
+    ax_s.imshow(shown.detach().numpy(), cmap=cmap)
+    ax_w.imshow(weights.detach().numpy(), cmap="viridis", vmin=0, vmax=1)
+    T = len(labels)
+    for i in range(T):
+        for j in range(T):
+            s = "−∞" if not finite[i, j] else f"{masked_scores[i, j]:.1f}"
+            ax_s.text(j, i, s, ha="center", va="center", fontsize=8)
+            w = weights[i, j].item()
+            ax_w.text(
+                j,
+                i,
+                "0" if w == 0 else f"{w:.2f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if w < 0.5 else "black",
+            )
+    for ax, title in ((ax_s, "scores after masking"), (ax_w, "softmax weights")):
+        ax.set_xticks(range(T), char_labels(labels))
+        ax.set_yticks(range(T), char_labels(labels))
+        ax.set_xlabel("key j")
+        ax.set_ylabel("query i")
+        ax.set_title(title)
+    return fig
+
+
+class OutputChangeView:
+    """Bars of how far each position's logits moved [T] after one token changed (notebook 03).
+
+    Built once for a sequence of `labels` and updated in place by `update`: red bars moved,
+    grey "0"s did not (change <= atol), the dashed line marks the changed token. Log scale.
+    """
+
+    def __init__(self, fig: Figure, labels: Sequence[str], atol: float = 1e-5) -> None:
+        self.atol, T = atol, len(labels)
+        self.ax = ax = fig.subplots()
+        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.25, top=0.88)
+        self.bars = ax.bar(range(T), [atol / 10] * T)
+        self.zeros = [
+            ax.text(t, atol / 5, "0", ha="center", va="bottom", color="tab:grey") for t in range(T)
+        ]
+        self.marker = ax.axvline(0, color="black", linestyle="--", linewidth=1)
+        ax.axhline(atol, color="grey", linestyle=":", linewidth=1)
+        ax.set_yscale("log")
+        ax.set_ylim(atol / 10, 10.0)
+        ax.set_xticks(range(T), [f"{t}\n{c}" for t, c in enumerate(char_labels(labels))])
+        ax.set_xlabel("position (token)")
+        ax.set_ylabel("max |Δ logit|")
+
+    def update(self, result: Perturbation) -> None:
+        """Show `result` (from `causality.perturb`, as long as the labels)."""
+        if len(result.change) != len(self.bars):
+            raise ValueError(
+                f"this view shows {len(self.bars)} positions, the result has {len(result.change)}"
+            )
+        for bar, zero, c in zip(self.bars, self.zeros, result.change.tolist(), strict=True):
+            moved = c > self.atol
+            bar.set_height(max(c, self.atol / 10))
+            bar.set_color("tab:red" if moved else "tab:grey")
+            zero.set_visible(not moved)
+        self.marker.set_xdata([result.position, result.position])
+        mask = "with" if result.causal else "without"
+        self.ax.set_title(
+            f"{mask} the mask, token {result.position} changed: "
+            f"{len(result.changed)} positions moved (red)"
+        )
+
+
+def plot_mask_ablation(masked: AblationRun, unmasked: AblationRun, floor: float) -> Figure:
+    """Training loss of both runs against the entropy floor, and their held-out losses."""
+    fig, (ax_l, ax_b) = plt.subplots(
+        1, 2, figsize=(11, 4), constrained_layout=True, gridspec_kw={"width_ratios": [3, 2]}
+    )
+    for run, color in ((masked, "tab:blue"), (unmasked, "tab:red")):
+        label = "with mask" if run.causal else "without mask"
+        ax_l.plot(run.losses, color=color, label=label)
+    ax_l.axhline(floor, color="black", linestyle="--", label=f"entropy floor {floor:.3f}")
+    ax_l.set_yscale("log")
+    ax_l.set_xlabel("step")
+    ax_l.set_ylabel("training loss (nats/char)")
+    ax_l.legend()
+    ax_l.set_title("training loss")
+    names = ("whole window\nvisible", "prefix only\n(as in generation)")
+    x = torch.arange(2, dtype=torch.float32)
+    for offset, run, color in ((-0.2, masked, "tab:blue"), (0.2, unmasked, "tab:red")):
+        ax_b.bar((x + offset).tolist(), [run.val_loss, run.prefix_loss], width=0.4, color=color)
+    ax_b.axhline(floor, color="black", linestyle="--")
+    ax_b.set_xticks(x.tolist(), names)
+    ax_b.set_ylabel("held-out loss (nats/char)")
+    ax_b.set_title("held-out loss")
+    return fig

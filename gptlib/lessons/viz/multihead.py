@@ -1,0 +1,71 @@
+"""Plots for notebook 04: per-head attention patterns and the (head, position) slots a token
+reaches after a head split."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+from gptlib.lessons.viz.labels import char_labels
+
+
+class HeadPatternsView:
+    """Heatmaps of attention weights, one per head, four per row (notebooks 03 and 04).
+
+    Built once with room for `max_heads` panels over a sequence of `labels`; `update` fills the
+    first h panels and hides the rest, so the explorer redraws without rebuilding axes. Only
+    the first panel carries the character ticks (queries down, keys across; every panel shows
+    the same sentence): labelling them all would make a redraw several times slower.
+    """
+
+    def __init__(self, fig: Figure, labels: Sequence[str], max_heads: int = 8) -> None:
+        T = len(labels)
+        cols = min(max_heads, 4)
+        rows = math.ceil(max_heads / cols)
+        axes = fig.subplots(rows, cols, squeeze=False).flat
+        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.08, top=0.86, wspace=0.15, hspace=0.3)
+        self.axes = list(axes)
+        self.images = [
+            ax.imshow(np.zeros((T, T)), cmap="viridis", vmin=0, vmax=1) for ax in self.axes
+        ]
+        ticks = char_labels(labels)
+        for i, ax in enumerate(self.axes):
+            ax.set_title(f"head {i}", fontsize=9)
+            if i == 0:
+                ax.set_xticks(range(T), ticks, fontsize=6)
+                ax.set_yticks(range(T), ticks, fontsize=6)
+            else:
+                ax.set_xticks([])
+                ax.set_yticks([])
+        self.title = fig.suptitle("")
+
+    def update(self, weights: torch.Tensor, title: str = "") -> None:
+        """Show weights [h, T, T] (h <= max_heads) under `title`."""
+        h = weights.shape[0]
+        if h > len(self.axes):
+            raise ValueError(f"this view has {len(self.axes)} panels, got {h} heads")
+        for i, (ax, image) in enumerate(zip(self.axes, self.images, strict=True)):
+            ax.set_visible(i < h)
+            if i < h:
+                image.set_data(weights[i].detach().numpy())
+        self.title.set_text(title)
+
+
+def plot_head_slots(slots: dict[str, torch.Tensor], token: int) -> Figure:
+    """Boolean grids [h, T], one per split method: which (head, position) slots token moved."""
+    fig, axes = plt.subplots(
+        1, len(slots), figsize=(4.5 * len(slots), 2.4), squeeze=False, constrained_layout=True
+    )
+    for ax, (name, grid) in zip(axes.flat, slots.items(), strict=True):
+        h, T = grid.shape
+        ax.imshow(grid.float().numpy(), cmap="Reds", vmin=0, vmax=1.4)
+        ax.set_xticks(range(T))
+        ax.set_yticks(range(h), [f"head {i}" for i in range(h)])
+        ax.set_xlabel("position slot")
+        ax.set_title(f"{name}: token {token} lands in", fontsize=10)
+    return fig

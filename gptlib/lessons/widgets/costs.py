@@ -1,0 +1,157 @@
+"""The cost-calculator widget of notebook 08: sliders over `costs.calculator_report`.
+
+    from gptlib.lessons.widgets.costs import CostCalculator
+    CostCalculator().widget          # display it in a notebook cell
+
+All arithmetic lives in the pure, unit-tested `calculator_report`; this module only wires
+controls to it and prints the report's lines (`total training FLOPs = 8.09e+22`, …) into an
+`ipywidgets.Output`, so a reader, nbval and a browser test all see the numbers as text.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from gptlib.lessons.experiments.costs import (
+    PRESET_TRAINING_TOKENS,
+    PRESETS,
+    calculator_report,
+    parameter_counts,
+)
+
+_SHAPE = ("n_layers", "d_model", "n_heads", "vocab_size", "context", "d_ff")
+MAX_HEADS = 256
+
+
+def head_counts(d_model: int) -> list[int]:
+    """The head counts h that divide d_model (up to MAX_HEADS): the heads slider's stops."""
+    return [h for h in range(1, min(d_model, MAX_HEADS) + 1) if d_model % h == 0]
+
+
+def _shape_values(preset: str) -> dict[str, int]:
+    arch = PRESETS[preset]
+    values = {name: getattr(arch, name) for name in _SHAPE[:-1]}
+    values["d_ff"] = arch.ffn_width
+    return values
+
+
+def _tokens(preset: str) -> float:
+    return PRESET_TRAINING_TOKENS.get(preset, 20 * parameter_counts(PRESETS[preset]).total)
+
+
+class CostCalculator:
+    """A preset menu and sliders for L, d, h, V, T, d_ff, tokens, peak and MFU (notebook 08).
+
+    `widget` is the VBox to display; `lines` the text last printed (for tests). Picking a
+    preset moves every slider to that model's values; moving a slider re-prints the report.
+    The heads slider only offers divisors of d; when d changes it keeps the head size
+    d_h = d / h as close as it can.
+    """
+
+    def __init__(self, preset: str = "Llama 2 7B") -> None:
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; choose one of {list(PRESETS)}")
+        slider = {"continuous_update": False, "style": {"description_width": "8em"}}
+        self.preset = widgets.Dropdown(options=list(PRESETS), value=preset, description="preset")
+        self.shape = {
+            "n_layers": widgets.IntSlider(min=1, max=128, description="layers L", **slider),
+            "d_model": widgets.IntSlider(
+                min=64, max=16_384, step=64, description="width d", **slider
+            ),
+            "n_heads": widgets.SelectionSlider(options=[1], description="heads h", **slider),
+            "vocab_size": widgets.IntSlider(
+                min=2, max=262_144, description="vocabulary V", **slider
+            ),
+            "context": widgets.IntSlider(
+                min=16, max=131_072, step=16, description="context T", **slider
+            ),
+            "d_ff": widgets.IntSlider(
+                min=16, max=65_536, step=16, description="FFN width d_ff", **slider
+            ),
+        }
+        self.n_tokens = widgets.FloatLogSlider(
+            base=10,
+            min=6,
+            max=14,
+            step=0.01,
+            description="tokens D",
+            readout_format=".3g",
+            **slider,
+        )
+        self.peak_tflops = widgets.FloatLogSlider(
+            base=10,
+            min=-2,
+            max=4,
+            step=0.01,
+            description="peak TFLOP/s",
+            readout_format=".4g",
+            **slider,
+        )
+        self.mfu = widgets.FloatSlider(
+            value=0.4, min=0.01, max=1.0, step=0.01, description="MFU", **slider
+        )
+        self.peak_tflops.value = 312.0
+        self.output = widgets.Output()
+        self.lines: list[str] = []
+        self._loading = False
+        self._load_preset(preset)
+        self.preset.observe(lambda change: self._load_preset(change["new"]), names="value")
+        self.shape["d_model"].observe(self._width_changed, names="value")
+        for control in (*self.shape.values(), self.n_tokens, self.peak_tflops, self.mfu):
+            control.observe(lambda _: self.redraw(), names="value")
+        self.widget = widgets.VBox(
+            [
+                self.preset,
+                *self.shape.values(),
+                self.n_tokens,
+                self.peak_tflops,
+                self.mfu,
+                self.output,
+            ]
+        )
+
+    def _set_heads(self, d_model: int, n_heads: int) -> None:
+        heads = self.shape["n_heads"]
+        heads.options = head_counts(d_model)
+        heads.value = n_heads
+
+    def _width_changed(self, change: dict) -> None:
+        if self._loading:
+            return
+        old_head_size = change["old"] / self.shape["n_heads"].value
+        nearest = min(
+            head_counts(change["new"]), key=lambda h: abs(change["new"] / h - old_head_size)
+        )
+        self._loading = True
+        try:
+            self._set_heads(change["new"], nearest)
+        finally:
+            self._loading = False
+
+    def _load_preset(self, preset: str) -> None:
+        self._loading = True
+        try:
+            values = _shape_values(preset)
+            self._set_heads(values["d_model"], values["n_heads"])
+            for name, value in values.items():
+                self.shape[name].value = value
+            self.n_tokens.value = _tokens(preset)
+        finally:
+            self._loading = False
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Recompute the report from the controls and print it into `output`."""
+        if self._loading:
+            return
+        report = calculator_report(
+            self.preset.value,
+            **{name: control.value for name, control in self.shape.items()},
+            n_tokens=self.n_tokens.value,
+            peak_tflops=self.peak_tflops.value,
+            mfu=self.mfu.value,
+        )
+        self.lines = report.lines()
+        self.output.clear_output(wait=True)
+        with self.output:
+            print("\n".join(self.lines))

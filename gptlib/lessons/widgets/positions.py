@@ -1,0 +1,40 @@
+"""The positional-encoding explorer of notebook 01: d_model, length and base of the sinusoids.
+
+Driven by `gptlib.lessons.experiments.positions.position_summary` (pure and unit-tested).
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from gptlib.lessons.experiments.positions import position_summary
+from gptlib.lessons.viz.positions import PositionView
+from gptlib.lessons.widgets._explorer import Explorer
+
+
+class PositionExplorer(Explorer):
+    """Sliders for d_model (even, 4..256), length (8..512) and base (10..100000)."""
+
+    def __init__(self, d_model: int = 64, length: int = 128, base: float = 10000.0) -> None:
+        self.d_model = widgets.IntSlider(
+            value=d_model, min=4, max=256, step=2, description="d_model"
+        )
+        self.length = widgets.IntSlider(value=length, min=8, max=512, step=8, description="length")
+        self.base = widgets.FloatLogSlider(
+            value=base, base=10, min=1, max=5, step=0.25, description="base"
+        )
+        super().__init__([self.d_model, self.length, self.base], figsize=(11, 3.4))
+        self.view = PositionView(self.figure)
+        self.redraw()
+
+    def draw(self) -> list[str]:
+        summary = position_summary(self.length.value, self.d_model.value, self.base.value)
+        self.view.update(summary)
+        return summary.summary_lines()
+
+
+def position_explorer(
+    d_model: int = 64, length: int = 128, base: float = 10000.0
+) -> PositionExplorer:
+    """Build the explorer at its default setting; display it as a notebook cell's last value."""
+    return PositionExplorer(d_model, length, base)

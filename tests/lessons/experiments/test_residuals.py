@@ -1,0 +1,137 @@
+"""Notebook 05's experiments: parameter counts, activations, gradient flow, stream writes."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from gptlib import GPT, Block, GPTConfig
+from gptlib.lessons.experiments import residuals
+
+
+@pytest.mark.parametrize("d", [8, 64, 768])
+def test_block_parameter_counts_match_the_formulas(d):
+    counts = residuals.block_parameter_counts(d, n_heads=4)
+    assert counts == {
+        "attention": 4 * d * d + 4 * d,
+        "mlp": 8 * d * d + 5 * d,
+        "layer norms": 4 * d,
+    }
+
+
+def test_block_parameter_counts_match_a_real_block():
+    block = Block(32, 4)
+    assert sum(residuals.block_parameter_counts(32, 4).values()) == sum(
+        p.numel() for p in block.parameters()
+    )
+    no_bias = residuals.block_parameter_counts(32, 4, bias=False)
+    assert no_bias["mlp"] == 8 * 32 * 32 and no_bias["attention"] == 4 * 32 * 32
+
+
+def test_mlp_share_tends_to_two_thirds():
+    counts = residuals.block_parameter_counts(12288, 96)
+    assert counts["mlp"] / sum(counts.values()) == pytest.approx(2 / 3, abs=1e-3)
+
+
+def test_block_parameter_counts_rejects_indivisible_heads():
+    with pytest.raises(ValueError, match="divisible"):
+        residuals.block_parameter_counts(10, 4)
+
+
+def test_activation_values_match_closed_forms():
+    x = torch.tensor([-1.0, 1.0], dtype=torch.float64)
+    curves = residuals.activation_values_and_slopes(x)
+    phi = 0.5 * (1 + math.erf(1 / math.sqrt(2)))  # Φ(1)
+    torch.testing.assert_close(
+        curves["GELU"][0], torch.tensor([-(1 - phi), phi], dtype=torch.float64)
+    )
+    sigmoid = 1 / (1 + math.exp(-1))
+    torch.testing.assert_close(
+        curves["SiLU"][0], torch.tensor([-(1 - sigmoid), sigmoid], dtype=torch.float64)
+    )
+    torch.testing.assert_close(curves["ReLU"][0], torch.tensor([0.0, 1.0], dtype=torch.float64))
+
+
+def test_activation_slopes_match_finite_differences():
+    x = torch.linspace(-3, 3, 13, dtype=torch.float64) + 0.05  # avoid ReLU's kink at 0
+    h = 1e-6
+    for name, (_, slope) in residuals.activation_values_and_slopes(x).items():
+        phi = residuals.ACTIVATIONS[name]
+        numeric = (phi(x + h) - phi(x - h)) / (2 * h)
+        torch.testing.assert_close(slope, numeric, atol=1e-6, rtol=1e-5)
+
+
+def test_deep_stack_applies_the_switches():
+    model = residuals.deep_stack(3, residual=False, layer_norm=False)
+    assert model.head.weight.dtype == torch.float64
+    assert all(not b.residual and isinstance(b.ln1, torch.nn.Identity) for b in model.blocks)
+    assert isinstance(model.ln_f, torch.nn.Module) and not isinstance(model.ln_f, torch.nn.Identity)
+
+
+def test_without_layer_norms_skips_decide_orders_of_magnitude():
+    with_skip = residuals.gradient_flow(8, residual=True, layer_norm=False).grad_norms
+    without = residuals.gradient_flow(8, residual=False, layer_norm=False).grad_norms
+    assert with_skip.max() / with_skip.min() < 1.5  # level
+    assert math.log10(with_skip[0] / without[0]) > 10  # orders of magnitude at block 1
+    assert (without[1:] > without[:-1]).all()  # shrinking at every step down
+
+
+def test_with_layer_norms_positions_collapse_without_skips():
+    with_skip = residuals.gradient_flow(12, residual=True)
+    without = residuals.gradient_flow(12, residual=False)
+    assert without.token_similarity[-1] > 0.99
+    assert with_skip.token_similarity.max() < 0.2
+    assert 0.1 < without.grad_norms[0] / with_skip.grad_norms[0] < 100
+
+
+def test_gradient_flow_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="seq_len"):
+        residuals.gradient_flow(2, True, seq_len=1)
+
+
+def test_mean_token_similarity_extremes():
+    same = torch.randn(1, 1, 8).expand(2, 5, 8)
+    assert residuals.mean_token_similarity(same) == pytest.approx(1.0)
+    e = torch.eye(4)
+    orthogonal = torch.stack([e[0] - e[1], e[2] - e[3]])[None]  # centred, orthogonal
+    assert residuals.mean_token_similarity(orthogonal) == pytest.approx(0.0, abs=1e-7)
+
+
+def _small_gpt(norm="pre"):
+    torch.manual_seed(0)
+    return GPT(GPTConfig(vocab_size=13, d_model=16, n_heads=2, n_layers=2, max_len=8, norm=norm))
+
+
+def test_stream_writes_match_a_hand_run_of_the_blocks():
+    model = _small_gpt()
+    idx = torch.randint(0, 13, (2, 8), generator=torch.Generator().manual_seed(0))
+    writes = residuals.residual_stream_writes(model, idx)
+    with torch.no_grad():
+        x = model.tok_emb(idx) + model.pos_emb(0, 8, idx.device)
+        expected, before = [], []
+        for block in model.blocks:
+            a = block.attn(block.ln1(x))[0]
+            before.append(x)
+            x = x + a
+            m = block.mlp(block.ln2(x))
+            before.append(x)
+            x = x + m
+            expected += [a, m]
+    torch.testing.assert_close(writes.updates, torch.stack(expected))
+    torch.testing.assert_close(writes.final, x)
+    torch.testing.assert_close(writes.final, writes.embedding + writes.updates.sum(0))
+    relative = torch.stack(
+        [(u.norm(dim=-1) / b.norm(dim=-1)).mean() for u, b in zip(expected, before, strict=True)]
+    )
+    torch.testing.assert_close(writes.relative, relative)
+    assert writes.names == ("attn 1", "mlp 1", "attn 2", "mlp 2")
+
+
+def test_stream_writes_need_pre_ln():
+    with pytest.raises(ValueError, match="Pre-LN"):
+        residuals.residual_stream_writes(_small_gpt("post"), torch.zeros(1, 4, dtype=torch.long))
+
+
+def test_activations_are_gelu_for_gpt2():
+    assert residuals.ACTIVATIONS["GELU"] is F.gelu

@@ -1,0 +1,41 @@
+"""Notebook 04's plots: one panel per head, one grid per split method."""
+
+import matplotlib
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from gptlib.lessons.viz.multihead import HeadPatternsView, plot_head_slots
+
+matplotlib.use("Agg")
+
+
+@pytest.mark.parametrize(("max_heads", "h", "rows"), [(1, 1, 1), (4, 3, 1), (8, 8, 2), (8, 2, 2)])
+def test_view_shows_one_panel_per_head_four_per_row(max_heads, h, rows):
+    view = HeadPatternsView(Figure(), "ab\n", max_heads=max_heads)
+    assert (
+        len(view.axes) == max_heads
+        and len({round(ax.get_position().y0, 6) for ax in view.axes}) == rows
+    )
+    weights = torch.softmax(torch.randn(h, 3, 3), -1)
+    view.update(weights, title="t")
+    assert [ax.get_visible() for ax in view.axes] == [i < h for i in range(max_heads)]
+    for i in range(h):
+        assert (view.images[i].get_array() == weights[i].numpy()).all()
+    assert view.title.get_text() == "t"
+    assert [t.get_text() for t in view.axes[0].get_yticklabels()] == ["a", "b", "⏎"]
+    assert all(not ax.get_xticks().size for ax in view.axes[1:])  # labels on the first only
+
+
+def test_view_refuses_more_heads_than_panels():
+    with pytest.raises(ValueError, match="4 panels"):
+        HeadPatternsView(Figure(), "abc", max_heads=4).update(torch.zeros(8, 3, 3))
+
+
+def test_slot_grids_show_the_booleans():
+    right = torch.zeros(2, 4, dtype=torch.bool)
+    right[:, 1] = True
+    fig = plot_head_slots({"right": right, "wrong": right.T.reshape(2, 4)}, token=1)
+    assert len(fig.axes) == 2
+    assert fig.axes[0].get_title() == "right: token 1 lands in"
+    assert (fig.axes[0].images[0].get_array() == right.float().numpy()).all()

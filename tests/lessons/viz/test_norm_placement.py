@@ -1,0 +1,31 @@
+"""Notebook 06's plots draw what they are given."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
+
+from gptlib.lessons.viz import norm_placement as viz  # noqa: E402
+
+
+def test_init_gradient_plot_has_one_panel_per_depth_and_shows_every_point():
+    profiles = {
+        ("pre", 2): torch.tensor([1.0, 1.0]),
+        ("post", 2): torch.tensor([2.0, 3.0]),
+        ("pre", 4): torch.tensor([1.0, 1.0, 1.0, 1.0]),
+        ("post", 4): torch.tensor([2.0, 2.0, 2.0, 9.0]),
+    }
+    fig = viz.plot_init_gradients(profiles)
+    assert [ax.get_title() for ax in fig.axes] == ["2 blocks", "4 blocks"]
+    assert all(len(ax.get_lines()) == 2 for ax in fig.axes)
+    assert fig.axes[0].get_ylim()[1] >= 9.0  # shared axis tall enough for the largest value
+    plt.close(fig)
+
+
+def test_training_plot_has_each_curve_and_the_floor():
+    fig = viz.plot_training({"a": torch.tensor([3.0, 2.0]), "b": torch.tensor([3.0, 2.9])}, 2.8)
+    lines = fig.axes[0].get_lines()
+    assert len(lines) == 3 and list(lines[2].get_ydata()) == [2.8, 2.8]
+    plt.close(fig)

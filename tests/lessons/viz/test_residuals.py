@@ -1,0 +1,50 @@
+"""Notebook 05's plots draw what they are given."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
+
+from gptlib.lessons.experiments.residuals import GradientFlow, StreamWrites  # noqa: E402
+from gptlib.lessons.viz import residuals as viz  # noqa: E402
+
+
+def _flow(values):
+    t = torch.tensor(values, dtype=torch.float64)
+    return GradientFlow(grad_norms=t, token_similarity=t / t.max())
+
+
+def test_activation_plot_has_a_value_and_a_slope_line_per_activation():
+    x = torch.linspace(-1, 1, 5)
+    fig = viz.plot_activations(x, {"A": (x, x), "B": (x, x)})
+    assert [len(ax.get_lines()) for ax in fig.axes] == [2 + 2, 2 + 2]  # two curves + axis lines
+    plt.close(fig)
+
+
+def test_gradient_flow_plot_is_log_scaled_with_one_line_per_run():
+    fig = viz.plot_gradient_flow({"a": _flow([1.0, 2.0]), "b": _flow([1e-30, 1.0])}, "t")
+    (ax,) = fig.axes
+    assert ax.get_yscale() == "log" and len(ax.get_lines()) == 2
+    assert list(ax.get_lines()[1].get_ydata()) == [1e-30, 1.0]
+    plt.close(fig)
+
+
+def test_similarity_plot():
+    fig = viz.plot_token_similarity({"a": _flow([1.0, 2.0, 4.0])})
+    assert list(fig.axes[0].get_lines()[0].get_ydata()) == [0.25, 0.5, 1.0]
+    plt.close(fig)
+
+
+def test_stream_writes_plot_has_one_bar_per_sublayer_and_model():
+    w = StreamWrites(
+        embedding=torch.zeros(1),
+        updates=torch.zeros(1),
+        final=torch.zeros(1),
+        relative=torch.tensor([0.1, 0.2]),
+        names=("attn 1", "mlp 1"),
+    )
+    fig = viz.plot_stream_writes({"x": w, "y": w})
+    assert len(fig.axes[0].patches) == 4
+    plt.close(fig)

@@ -1,0 +1,53 @@
+"""viz.saturation: the explorer's view shows the numbers of the result it is given."""
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from gptlib.lessons.experiments.saturation import saturation, saturation_sweep
+from gptlib.lessons.viz.saturation import SaturationView, plot_saturation_curves
+
+CURVES = saturation_sweep([1, 16, 256], n_queries=32, n_keys=16)
+
+
+def test_view_update_shows_the_result():
+    view = SaturationView(Figure(), CURVES)
+    result = saturation(256, scaled=False)
+    view.update(result)
+    heights = [bar.get_height() for bar in view.bars]
+    np.testing.assert_allclose(heights, result.weights.numpy(), rtol=1e-6)
+    counts = view.histogram.get_data().values
+    assert counts.sum() == result.scores.numel()  # ±4 std holds every score drawn here
+    assert view.marker.get_data()[0][0] == 256
+    assert "max weight 0.9" in view.title.get_text()
+    assert [line.get_xdata()[0] for line in view.std_lines] == pytest.approx(
+        [-result.score_std, result.score_std]
+    )
+
+
+def test_view_follows_a_change_of_setting():
+    view = SaturationView(Figure(), CURVES)
+    view.update(saturation(256, scaled=False))
+    scaled = saturation(256, scaled=True)
+    view.update(scaled)
+    half_width = 4 * max(1.0, scaled.score_std)  # four standard deviations each side
+    assert view.hist_ax.get_xlim() == pytest.approx((-half_width, half_width))
+    assert half_width < 4.2
+    assert view.title.get_text().startswith("d_k = 256, scaled")
+
+
+def test_view_refuses_a_result_with_another_number_of_keys():
+    view = SaturationView(Figure(), CURVES, n_keys=16)
+    with pytest.raises(ValueError, match="n_keys=8"):
+        view.update(saturation(4, scaled=True, n_keys=8))
+
+
+def test_curves_plot_one_line_per_mode_in_each_panel():
+    fig = plot_saturation_curves(CURVES, Figure())
+    assert len(fig.axes) == 3
+    for ax in fig.axes:
+        assert len(ax.lines) == 2
+        assert list(ax.lines[0].get_xdata()) == [1, 16, 256]
+    np.testing.assert_allclose(
+        fig.axes[2].lines[0].get_ydata(), [r.grad_norm for r in CURVES[False]]
+    )

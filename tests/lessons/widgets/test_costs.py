@@ -1,0 +1,51 @@
+"""The cost-calculator widget: presets move the sliders, sliders change the printed report."""
+
+from __future__ import annotations
+
+import pytest
+
+from gptlib.lessons.experiments.costs import PRESETS, calculator_report
+from gptlib.lessons.widgets.costs import CostCalculator, head_counts
+
+
+def test_default_prints_the_llama2_7b_report():
+    calc = CostCalculator()
+    assert calc.lines == calculator_report("Llama 2 7B").lines()
+    assert "total training FLOPs = 8.09e+22" in calc.lines
+    assert calc.shape["d_ff"].value == 11_008
+
+
+def test_sliders_and_presets_redraw():
+    calc = CostCalculator()
+    calc.shape["n_layers"].value = 16
+    assert calc.lines[0].startswith("Llama 2 7B (modified): L=16")
+    calc.mfu.value = 0.8
+    assert calc.lines == calculator_report("Llama 2 7B", n_layers=16, mfu=0.8).lines()
+    calc.preset.value = "GPT-2 small"
+    assert calc.shape["n_layers"].value == 12 and calc.shape["d_ff"].value == 3072
+    assert "parameters N = 124,439,808 (124.44M)" in calc.lines
+    assert calc.shape["n_heads"].options == tuple(head_counts(768))
+
+
+def test_heads_slider_offers_divisors_and_keeps_the_head_size():
+    calc = CostCalculator("Llama 2 7B")  # d = 4096, h = 32, d_h = 128
+    assert 7 not in calc.shape["n_heads"].options
+    calc.shape["d_model"].value = 4160  # 65 × 64: 32 heads no longer divide it
+    assert calc.shape["n_heads"].options == tuple(head_counts(4160))
+    assert calc.shape["n_heads"].value == 32 and 4160 % 32 == 0
+    assert "d=4,160, h=32 (d_h=130)" in calc.lines[0]
+    calc.shape["d_model"].value = 4096 + 64 * 3  # 4288 = 2^6 × 67
+    assert calc.shape["n_heads"].value == 32  # d_h = 134, the nearest to 130
+    assert all(4288 % h == 0 for h in calc.shape["n_heads"].options)
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_every_preset_fits_the_sliders(preset):
+    calc = CostCalculator(preset)
+    assert calc.lines == calculator_report(preset, mfu=0.4).lines()
+    assert calc.lines[0].startswith(f"{preset}:")
+
+
+def test_unknown_preset():
+    with pytest.raises(ValueError, match="unknown preset"):
+        CostCalculator("GPT-5")

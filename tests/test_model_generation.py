@@ -1,0 +1,158 @@
+"""Generation with the KV cache against an independent recomputation with the same window rule.
+
+The rule (GPT.generate's docstring): the model reads at most max_len tokens; when the window is
+full it slides forward to keep the last max_len // 2 tokens, so positions restart at 0.
+"""
+
+import pytest
+import torch
+
+from gptlib import GPT, GPTConfig, KVCache, seed_everything
+from gptlib.decoding import Decoder
+from gptlib.lessons.experiments.kv_cache import compare_cache
+
+
+def peaked_model(
+    max_len: int, attn_impl: str = "sdpa", positions: str = "learned", norm: str = "pre"
+) -> GPT:
+    seed_everything(0)
+    model = GPT(
+        GPTConfig(
+            vocab_size=23,
+            d_model=32,
+            n_heads=4,
+            n_layers=2,
+            max_len=max_len,
+            attn_impl=attn_impl,
+            positions=positions,
+            norm=norm,
+        )
+    )
+    with torch.no_grad():  # larger weights: a peaked next-token distribution, fewer near-ties
+        for name, p in model.named_parameters():
+            p.mul_(6.0)
+            if ".ln" in name or name.startswith("ln_f"):  # every norm its own scale and shift
+                p.add_(torch.randn_like(p))
+    return model.eval()
+
+
+def windowed_reference(model: GPT, idx: torch.Tensor, n_new: int) -> torch.Tensor:
+    """Greedy decoding written from the rule, calling only model.forward on full windows."""
+    max_len = model.config.max_len
+    start = max(0, idx.shape[1] - max_len)
+    with torch.no_grad():
+        for _ in range(n_new):
+            if idx.shape[1] - start > max_len:
+                start = idx.shape[1] - max(1, max_len // 2)
+            logits, _ = model(idx[:, start:])
+            idx = torch.cat([idx, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return idx
+
+
+@pytest.mark.parametrize("max_len", [1, 2, 7, 16])
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_greedy_generation_equals_the_reference_far_past_max_len(max_len, use_cache):
+    model = peaked_model(max_len)
+    prompt = torch.randint(23, (3, 4))
+    n_new = 3 * max_len + 5
+    out = model.generate(prompt, n_new, temperature=0, use_cache=use_cache)
+    assert torch.equal(out, windowed_reference(model, prompt, n_new))
+
+
+@pytest.mark.parametrize("attn_impl", ["sdpa", "explicit"])
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal", "none"])
+def test_cache_and_recomputation_agree_for_every_attention_path_and_position_kind(
+    attn_impl, positions
+):
+    model = peaked_model(12, attn_impl=attn_impl, positions=positions)
+    prompt = torch.randint(23, (2, 20))  # longer than max_len: generation starts mid-window
+    cached = model.generate(prompt, 30, temperature=0)
+    recomputed = model.generate(prompt, 30, temperature=0, use_cache=False)
+    assert torch.equal(cached, recomputed)
+    assert torch.equal(cached, windowed_reference(model, prompt, 30))
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_cache_and_recomputation_agree_for_both_norm_placements(norm):
+    model = peaked_model(9, norm=norm)
+    prompt = torch.randint(23, (2, 3))
+    cached = model.generate(prompt, 25, temperature=0)
+    assert torch.equal(cached, model.generate(prompt, 25, temperature=0, use_cache=False))
+    assert torch.equal(cached, windowed_reference(model, prompt, 25))
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+@pytest.mark.parametrize("attn_impl", ["sdpa", "explicit"])
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal", "none"])
+def test_decode_step_equals_the_last_position_of_a_full_forward(norm, attn_impl, positions):
+    model = peaked_model(8, attn_impl=attn_impl, positions=positions, norm=norm)
+    idx = torch.randint(23, (3, 6))
+    c = model.config
+    caches = [
+        KVCache.empty(3, c.n_heads, 8, c.d_model // c.n_heads, idx.device, torch.float32)
+        for _ in range(c.n_layers)
+    ]
+    with torch.no_grad():
+        full, _ = model(idx)  # [3, 6, V]: every position in one causal pass
+        model._hidden(idx[:, :5], caches=caches)  # the first 5 positions fill the caches
+        last = Decoder(model).step(idx[:, 5], 5, caches)  # [3, V]: the sixth token alone
+    assert [cache.length for cache in caches] == [6] * c.n_layers
+    torch.testing.assert_close(last, full[:, 5], atol=1e-4, rtol=1e-5)
+
+
+def test_decode_step_needs_residual_blocks():
+    model = peaked_model(8)
+    model.blocks[1].residual = False
+    with pytest.raises(ValueError, match="residual connections"):
+        Decoder(model)
+
+
+def test_cached_logits_match_recomputed_logits_step_by_step():
+    model = peaked_model(10)
+    tokens = list(torch.randint(23, (1, 3)).unbind(1))
+    state: dict = {}
+    with torch.no_grad():
+        for _ in range(7):  # stays inside one window: max_len=10
+            cached = model._cached_logits(tokens, 0, state)
+            recomputed = model._recomputed_logits(tokens, 0, {})
+            torch.testing.assert_close(cached, recomputed, atol=1e-4, rtol=1e-5)
+            tokens.append(cached.argmax(-1))
+
+
+def test_seeded_sampling_is_identical_with_and_without_the_cache():
+    model = peaked_model(8)
+    prompt = torch.randint(23, (2, 3))
+    runs = [
+        model.generate(
+            prompt,
+            25,
+            temperature=1.3,
+            top_k=6,
+            generator=torch.Generator().manual_seed(5),
+            use_cache=use_cache,
+        )
+        for use_cache in (True, False)
+    ]
+    assert torch.equal(runs[0], runs[1])
+
+
+def test_generate_restores_training_mode_and_returns_an_ordinary_tensor():
+    model = peaked_model(8).train()
+    out = model.generate(torch.zeros(1, 2, dtype=torch.long), 4)
+    assert model.training
+    assert not out.is_inference()
+    _, loss = model(out, out)  # usable as training data: autograd accepts it
+    loss.backward()
+
+
+def test_compare_cache_times_both_paths_and_checks_their_tokens():
+    model = peaked_model(12)
+    ticks = iter(range(100))
+    result = compare_cache(
+        model, torch.randint(23, (2, 4)), 20, rounds=3, clock=lambda: next(ticks)
+    )
+    assert result.identical and (result.max_len, result.n_new, result.rounds) == (12, 20, 3)
+    assert result.cached_s == result.recomputed_s == 1  # one tick per run of the fake clock
+    assert result.speedup == 1.0 and "identical output: True" in result.line()
+    with pytest.raises(ValueError, match="rounds must be a positive int, got 0"):
+        compare_cache(model, torch.zeros(1, 1, dtype=torch.long), 1, rounds=0)
