@@ -1,8 +1,34 @@
-"""Input checks shared by gptlib's modules: clear errors instead of tracebacks from inside torch."""
+"""Input checks shared by gptlib's modules: clear errors instead of tracebacks from inside torch.
+
+Each message is written once, here; modules call these helpers where input enters them.
+"""
 
 from __future__ import annotations
 
 import torch
+
+
+def check_positive_int(name: str, value: object, minimum: int = 1) -> None:
+    """Raise ValueError unless `value` is an int (not a bool) of at least `minimum`."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        kind = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
+        raise ValueError(f"{name} must be {kind}, got {value!r}")
+
+
+def check_heads(d_model: int, n_heads: int) -> None:
+    """Raise ValueError unless n_heads divides d_model (each head gets d_model / n_heads)."""
+    if n_heads < 1 or d_model % n_heads:
+        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
+        raise ValueError(
+            f"d_model={d_model} is not divisible by n_heads={n_heads}: each head gets "
+            f"d_model / n_heads features. Choose n_heads from {divisors}"
+        )
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    """Raise ValueError unless `value` is one of `choices`."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
 def check_token_ids(idx: torch.Tensor, vocab_size: int, max_len: int | None = None) -> None:

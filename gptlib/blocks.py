@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gptlib._validate import check_choice
 from gptlib.attention import CausalSelfAttention, KVCache
 
 NORM_PLACEMENTS = ("pre", "post")
@@ -54,11 +55,9 @@ def layer_norm(
 class LayerNorm(nn.Module):
     """Layer normalisation with learned γ (`weight`) and β (`bias`), [..., d] → [..., d].
 
-    Introduced in notebook 06.
-
-    The forward pass computes exactly `layer_norm`, through torch's fused kernel (one pass
-    instead of six elementwise ops: about 9% of a training step at the chapter's size).
-    Parameter names match `nn.LayerNorm`, so state dicts load into either.
+    Introduced in notebook 06. Computes exactly `layer_norm`, through torch's fused kernel (one
+    pass instead of six elementwise operations). Parameter names match `nn.LayerNorm`, so state
+    dicts load into either.
     """
 
     def __init__(self, d_model: int, eps: float = 1e-5, bias: bool = True) -> None:
@@ -75,10 +74,9 @@ class Block(nn.Module):
     """One Transformer block: attention then MLP, each inside a residual connection (notebook 06).
 
     norm="pre" (GPT-2 onward): x ← x + F(LN(x)); the residual path is a clean sum.
-    norm="post" (original Transformer): x ← LN(x + F(x)).
-    `residual=False` drops the skip connections (x ← F(LN(x))), for notebook 05's
-    gradient-flow experiment; `causal=False` removes the attention mask (notebook 03's pitfall).
-    [B, T, d] → [B, T, d].
+    norm="post" (the original Transformer): x ← LN(x + F(x)).
+    `residual=False` drops the skips (x ← F(LN(x))) for notebook 05's gradient experiment;
+    `causal=False` removes the attention mask (notebook 03's pitfall). [B, T, d] → [B, T, d].
     """
 
     def __init__(
@@ -93,29 +91,20 @@ class Block(nn.Module):
         causal: bool = True,
     ) -> None:
         super().__init__()
-        if norm not in NORM_PLACEMENTS:
-            raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
+        check_choice("norm", norm, NORM_PLACEMENTS)
         self.norm, self.residual = norm, residual
         self.ln1 = LayerNorm(d_model, bias=bias)
+        self.attn = CausalSelfAttention(d_model, n_heads, bias, dropout, attn_impl, causal)
         self.ln2 = LayerNorm(d_model, bias=bias)
-        self.attn = CausalSelfAttention(
-            d_model, n_heads, bias=bias, dropout=dropout, impl=attn_impl, causal=causal
-        )
         self.mlp = MLP(d_model, bias=bias, dropout=dropout)
 
-    def forward(
-        self, x: torch.Tensor, cache: KVCache | None = None, return_weights: bool = False
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """x [B, T, d] → (x [B, T, d], attention weights [B, h, T, T_k] or None)."""
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """x [B, T, d] → [B, T, d]; `cache` as in `CausalSelfAttention.forward`."""
         if self.norm == "pre":
-            a, weights = self.attn(self.ln1(x), cache=cache, return_weights=return_weights)
-            x = self._add(x, a)
-            x = self._add(x, self.mlp(self.ln2(x)))
-        else:
-            a, weights = self.attn(x, cache=cache, return_weights=return_weights)
-            x = self.ln1(self._add(x, a))
-            x = self.ln2(self._add(x, self.mlp(x)))
-        return x, weights
+            x = self._add(x, self.attn(self.ln1(x), cache))  # tokens exchange information
+            return self._add(x, self.mlp(self.ln2(x)))  # each token computes on its own
+        x = self.ln1(self._add(x, self.attn(x, cache)))
+        return self.ln2(self._add(x, self.mlp(x)))
 
     def _add(self, x: torch.Tensor, update: torch.Tensor) -> torch.Tensor:
         return x + update if self.residual else update

@@ -75,7 +75,9 @@ def _train_parser(sub: argparse._SubParsersAction) -> None:
     model.add_argument("--d-model", type=int, default=128)
     model.add_argument("--n-heads", type=int, default=4)
     model.add_argument("--n-layers", type=int, default=4)
-    model.add_argument("--max-len", type=int, help="positions the model knows; default: block")
+    model.add_argument(
+        "--max-len", type=int, help="positions the model can read (default: --block-size)"
+    )
     model.add_argument("--dropout", type=float, default=0.0)
     out = p.add_argument_group("output and machine")
     out.add_argument(

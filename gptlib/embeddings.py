@@ -10,6 +10,8 @@ import math
 import torch
 from torch import nn
 
+from gptlib._validate import check_choice
+
 POSITION_KINDS = ("learned", "sinusoidal", "none")
 
 
@@ -41,8 +43,7 @@ class PositionalEmbedding(nn.Module):
 
     def __init__(self, kind: str, max_len: int, d_model: int) -> None:
         super().__init__()
-        if kind not in POSITION_KINDS:
-            raise ValueError(f"positions must be one of {POSITION_KINDS}, got {kind!r}")
+        check_choice("positions", kind, POSITION_KINDS)
         self.kind, self.max_len, self.d_model = kind, max_len, d_model
         if kind == "learned":
             self.table = nn.Embedding(max_len, d_model)

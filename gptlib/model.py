@@ -1,6 +1,7 @@
-"""The GPT: embeddings, a stack of blocks, a final norm and the unembedding (notebook 07).
+"""The GPT: embeddings, a stack of blocks, a final norm, the unembedding, and generation.
 
-idx [B, T] → x [B, T, d] → L × Block → LN → logits [B, T, V].
+Built step by step in notebook 07; trained and sampled in notebook 08.
+idx [B, T] → x [B, T, d] → L × Block → LN → lm_head → logits [B, T, V].
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib._validate import check_token_ids
-from gptlib.attention import KVCache
+from gptlib._validate import check_choice, check_heads, check_positive_int, check_token_ids
+from gptlib.attention import ATTENTION_IMPLS, KVCache
 from gptlib.blocks import NORM_PLACEMENTS, Block, LayerNorm
-from gptlib.decoding import Decoder
 from gptlib.embeddings import POSITION_KINDS, PositionalEmbedding
-from gptlib.sampling import sample_next, validate_sampling
+from gptlib.hooks import attention_weights, evaluating
+from gptlib.sampling import check_sampling, sample_next
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,10 @@ class GPTConfig:
     d_model: int = 128
     n_heads: int = 4
     n_layers: int = 4
-    max_len: int = 256
+    max_len: int = 256  # positions the model can read: its context length
     norm: str = "pre"  # "pre" (GPT-2) or "post" (original Transformer)
     positions: str = "learned"  # "learned", "sinusoidal" or "none"
-    tie_weights: bool = False  # share the unembedding with the token embedding
+    tie_weights: bool = False  # the unembedding shares the token embedding's matrix
     bias: bool = True  # biases in linear layers and LayerNorms
     dropout: float = 0.0
     attn_impl: str = "sdpa"  # "sdpa" (fused) or "explicit" (written-out softmax)
@@ -40,39 +41,30 @@ class GPTConfig:
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "max_len"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if self.d_model % self.n_heads:
-            divisors = [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
-            raise ValueError(
-                f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: each head "
-                f"gets d_model / n_heads features. Choose n_heads from {divisors}"
-            )
-        if self.norm not in NORM_PLACEMENTS:
-            raise ValueError(f"norm must be 'pre' or 'post', got {self.norm!r}")
-        if self.positions not in POSITION_KINDS:
-            raise ValueError(f"positions must be one of {POSITION_KINDS}, got {self.positions!r}")
+            check_positive_int(name, getattr(self, name))
+        check_heads(self.d_model, self.n_heads)
+        check_choice("norm", self.norm, NORM_PLACEMENTS)
+        check_choice("positions", self.positions, POSITION_KINDS)
+        check_choice("attn_impl", self.attn_impl, ATTENTION_IMPLS)
         if self.positions == "sinusoidal" and self.d_model % 2:
             raise ValueError(f"sinusoidal positions need an even d_model, got {self.d_model}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if self.attn_impl not in ("sdpa", "explicit"):
-            raise ValueError(f"attn_impl must be 'sdpa' or 'explicit', got {self.attn_impl!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 class GPT(nn.Module):
-    """A decoder-only Transformer in the style of GPT-2 (notebook 07).
+    """A decoder-only Transformer in the style of GPT-2 (notebooks 07 and 08).
 
-    forward(idx [B, T], targets [B, T] | None) → (logits [B, T, V], loss or None).
+    forward(idx [B, T], targets [B, T] | None) → (logits [B, T, V], loss or None), where
+    targets are idx shifted left by one position (the next token at every position).
 
-    Weights start as in GPT-2: normal with std 0.02, the residual-stream projections scaled by
-    1/√(2L). `embedding_std` sets the std of the token and learned position tables; 1.0 is
-    PyTorch's default for `nn.Embedding`, which the chapter's code keeps (notebook 07 shows it
-    memorising a repeated text far sooner than with 0.02).
+    Weights start as in GPT-2: normal with std 0.02, the projections that write into the
+    residual stream scaled by 1/√(2L). `embedding_std` sets the std of the token and learned
+    position tables; 1.0 is PyTorch's default for `nn.Embedding`, which the chapter's code keeps
+    (notebook 07 shows it memorising a short text much sooner than with 0.02).
     """
 
     def __init__(self, config: GPTConfig, embedding_std: float = 0.02) -> None:
@@ -80,93 +72,66 @@ class GPT(nn.Module):
         if not embedding_std > 0:
             raise ValueError(f"embedding_std must be > 0, got {embedding_std}")
         self.config = c = config
-        self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)
-        self.pos_emb = PositionalEmbedding(c.positions, c.max_len, c.d_model)
+        self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)  # E: [V, d]
+        self.pos_emb = PositionalEmbedding(c.positions, c.max_len, c.d_model)  # P: [max_len, d]
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            Block(
-                c.d_model,
-                c.n_heads,
-                norm=c.norm,
-                bias=c.bias,
-                dropout=c.dropout,
-                attn_impl=c.attn_impl,
-                causal=c.causal,
-            )
+            Block(c.d_model, c.n_heads, c.norm, c.bias, c.dropout, c.attn_impl, causal=c.causal)
             for _ in range(c.n_layers)
         )
         # Pre-LN needs a final norm before the unembedding; Post-LN blocks already end in one.
         self.ln_f = LayerNorm(c.d_model, bias=c.bias) if c.norm == "pre" else nn.Identity()
-        self.head = nn.Linear(c.d_model, c.vocab_size, bias=False)  # unembedding W_U
-        self.apply(functools.partial(self._init_weights, embedding_std=embedding_std))
-        # GPT-2: scale the projections that write into the residual stream by 1/√(2L).
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)  # unembedding W_U: d → V
+        self.apply(functools.partial(_init_weights, embedding_std=embedding_std))
         for name, p in self.named_parameters():
             if name.endswith(("attn.proj.weight", "mlp.down.weight")):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.n_layers))
         if c.tie_weights:
-            self.head.weight = self.tok_emb.weight
-
-    @staticmethod
-    def _init_weights(module: nn.Module, embedding_std: float = 0.02) -> None:
-        if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=embedding_std)
+            self.lm_head.weight = self.tok_emb.weight  # W_U = Eᵀ
 
     def num_parameters(self) -> int:
         """Number of distinct trainable parameters (a tied matrix counts once)."""
         return sum(p.numel() for p in self.parameters())
 
-    def _hidden(
-        self,
-        idx: torch.Tensor,
-        start: int = 0,
-        caches: list[KVCache] | None = None,
-        return_weights: bool = False,
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """idx [B, T] at positions start.. → final hidden states [B, T, d], per-layer weights."""
-        T = idx.shape[1]
-        x = self.dropout(self.tok_emb(idx) + self.pos_emb(start, T, idx.device))  # [B, T, d]
-        weights = []
+    def hidden(
+        self, idx: torch.Tensor, start: int = 0, caches: list[KVCache] | None = None
+    ) -> torch.Tensor:
+        """idx [B, T] at window positions start.. → final hidden states [B, T, d] (unchecked)."""
+        x = self.dropout(self.tok_emb(idx) + self.pos_emb(start, idx.shape[1], idx.device))
         for i, block in enumerate(self.blocks):
-            x, w = block(
-                x, cache=None if caches is None else caches[i], return_weights=return_weights
-            )
-            if w is not None:
-                weights.append(w)
-        return self.ln_f(x), weights
+            x = block(x, None if caches is None else caches[i])
+        return self.ln_f(x)
 
     def forward(
         self, idx: torch.Tensor, targets: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """idx [B, T] token ids → (logits [B, T, V], mean cross-entropy against targets or None)."""
-        c = self.config
-        check_token_ids(idx, c.vocab_size, c.max_len)
+        check_token_ids(idx, self.config.vocab_size, self.config.max_len)
         if targets is not None and targets.shape != idx.shape:
             raise ValueError(
                 f"targets must have the same shape as idx {list(idx.shape)}, got "
                 f"{list(targets.shape)}; targets are idx shifted left by one position"
             )
-        h, _ = self._hidden(idx)
-        logits = self.head(h)
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.view(-1, c.vocab_size), targets.reshape(-1))
-        return logits, loss
+        logits = self.lm_head(self.hidden(idx))  # [B, T, V]
+        if targets is None:
+            return logits, None
+        return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
     @torch.no_grad()
     def attention_maps(self, idx: torch.Tensor) -> torch.Tensor:
-        """Attention weights of every layer and head, [L, B, h, T, T] (notebook 07)."""
-        check_token_ids(idx, self.config.vocab_size, self.config.max_len)
-        was_training = self.training
-        self.eval()
-        try:
-            _, weights = self._hidden(idx, return_weights=True)
-        finally:
-            self.train(was_training)
+        """Attention weights of every layer and head, [L, B, h, T, T] (notebooks 03–08)."""
+        with evaluating(self), attention_weights(self) as weights:
+            self(idx)
         return torch.stack(weights)
+
+    def new_caches(self, batch_size: int) -> list[KVCache]:
+        """One empty KV cache per layer, with room for max_len positions."""
+        c, p = self.config, self.lm_head.weight
+        d_h = c.d_model // c.n_heads
+        return [
+            KVCache.empty(batch_size, c.n_heads, c.max_len, d_h, p.device, p.dtype)
+            for _ in range(c.n_layers)
+        ]
 
     @torch.no_grad()
     def generate(
@@ -178,65 +143,42 @@ class GPT(nn.Module):
         generator: torch.Generator | None = None,
         use_cache: bool = True,
     ) -> torch.Tensor:
-        """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebook 07).
+        """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebooks 07, 08).
 
-        temperature=0 is greedy decoding; top_k keeps the k likeliest tokens. With
-        `use_cache` each step feeds only the new token and reuses cached keys and values;
-        without it the whole window is recomputed. Both see the same window: the model reads
-        at most max_len tokens, and when the window is full it slides forward by half
-        (keeping the last max_len // 2 tokens), so learned positions restart at 0 and the
-        cache is refilled once per max_len // 2 new tokens instead of at every step.
+        temperature=0 is greedy decoding; top_k keeps the k likeliest tokens. The model reads a
+        window of at most max_len tokens; when it is full it slides forward by half (keeping
+        the last max_len // 2 tokens, whose positions restart at 0). With `use_cache` the
+        window's keys and values are kept per layer, so each step feeds only the new token
+        through the same blocks; without it the whole window is recomputed at every step.
+        Both give the same tokens.
         """
         c = self.config
         check_token_ids(idx, c.vocab_size)
-        validate_sampling(temperature, top_k)
-        if not isinstance(n_new, int) or n_new < 0:
-            raise ValueError(f"n_new must be a non-negative int, got {n_new!r}")
-        was_training = self.training
-        self.eval()
-        tokens = list(idx.unbind(1))  # T tensors [B]
-        try:
-            # inference mode skips autograd's bookkeeping: about 20% less time per cached token
-            with torch.inference_mode():
-                # Cached keys are only valid if earlier positions never see later ones.
-                cached = use_cache and c.causal
-                step = self._cached_logits if cached else self._recomputed_logits
-                start = max(0, len(tokens) - c.max_len)
-                state: dict = {}
-                for _ in range(n_new):
-                    if len(tokens) - start > c.max_len:
-                        start = len(tokens) - max(1, c.max_len // 2)
-                        state.clear()
-                    logits = step(tokens, start, state)
-                    tokens.append(sample_next(logits, temperature, top_k, generator).squeeze(1))
-        finally:
-            self.train(was_training)
-        return torch.stack(tokens, dim=1)  # built outside inference mode: an ordinary tensor
+        check_sampling(temperature, top_k)
+        check_positive_int("n_new", n_new, minimum=0)
+        use_cache = use_cache and c.causal  # cached keys assume no position sees a later one
+        tokens, caches = idx, None
+        start = max(0, idx.shape[1] - c.max_len)  # the window is tokens[:, start:]
+        with evaluating(self), torch.inference_mode():
+            for _ in range(n_new):
+                if tokens.shape[1] - start > c.max_len:  # full: slide, refill the caches
+                    start, caches = tokens.shape[1] - max(1, c.max_len // 2), None
+                if not use_cache:
+                    h = self.hidden(tokens[:, start:])
+                elif caches is None:  # the prompt, or the window after a slide: one pass
+                    caches = self.new_caches(idx.shape[0])
+                    h = self.hidden(tokens[:, start:], caches=caches)
+                else:  # only the newest token; the earlier ones are in the caches
+                    h = self.hidden(tokens[:, -1:], start=caches[0].filled, caches=caches)
+                next_id = sample_next(self.lm_head(h[:, -1]), temperature, top_k, generator)
+                tokens = torch.cat([tokens, next_id], dim=1)
+        return tokens.clone()  # made in inference mode; a clone is an ordinary tensor
 
-    def _recomputed_logits(
-        self, tokens: list[torch.Tensor], start: int, state: dict
-    ) -> torch.Tensor:
-        h, _ = self._hidden(torch.stack(tokens[start:], dim=1))
-        return self.head(h[:, -1])
 
-    def _cached_logits(self, tokens: list[torch.Tensor], start: int, state: dict) -> torch.Tensor:
-        """Next-token logits [B, V], feeding only tokens not yet in the cache (state holds it)."""
-        c = self.config
-        if "caches" not in state:
-            B = tokens[0].shape[0]
-            ref = self.head.weight
-            state["caches"] = [
-                KVCache.empty(
-                    B, c.n_heads, c.max_len, c.d_model // c.n_heads, ref.device, ref.dtype
-                )
-                for _ in range(c.n_layers)
-            ]
-        caches = state["caches"]
-        done = start + caches[0].length  # tokens[start:done] are cached
-        if done < len(tokens) - 1:  # the prompt, or the window after a slide: one batched pass
-            new = torch.stack(tokens[done:], dim=1)
-            h, _ = self._hidden(new, start=done - start, caches=caches)
-            return self.head(h[:, -1])
-        if "decoder" not in state:
-            state["decoder"] = Decoder(self)
-        return state["decoder"].step(tokens[-1], done - start, caches)
+def _init_weights(module: nn.Module, embedding_std: float) -> None:
+    if isinstance(module, nn.Linear):
+        nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)
+    elif isinstance(module, nn.Embedding):
+        nn.init.normal_(module.weight, mean=0.0, std=embedding_std)

@@ -1,11 +1,11 @@
-"""Turning next-token logits into a token: temperature, top-k, greedy (notebook 07)."""
+"""Turning next-token logits into a token: temperature, top-k, greedy (notebooks 07, 08)."""
 
 from __future__ import annotations
 
 import torch
 
 
-def validate_sampling(temperature: float, top_k: int | None) -> None:
+def check_sampling(temperature: float, top_k: int | None) -> None:
     """Raise ValueError for a negative temperature or a top_k below 1."""
     if not temperature >= 0:  # also catches NaN
         raise ValueError(
@@ -19,13 +19,13 @@ def validate_sampling(temperature: float, top_k: int | None) -> None:
 def next_token_probs(
     logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None
 ) -> torch.Tensor:
-    """Logits [B, V] → probabilities [B, V] after temperature and top-k (notebook 07).
+    """Logits [B, V] → probabilities [B, V] after temperature and top-k (notebook 08).
 
     Dividing logits by the temperature before the softmax sharpens (< 1) or flattens (> 1) the
     distribution; top-k keeps the k most likely tokens (k > V keeps all). temperature=0 means
     greedy: all the mass on the arg-max.
     """
-    validate_sampling(temperature, top_k)
+    check_sampling(temperature, top_k)
     if temperature == 0:
         return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
     logits = logits / temperature
@@ -43,7 +43,7 @@ def sample_next(
 ) -> torch.Tensor:
     """Logits [B, V] → next token ids [B, 1], sampled (or arg-max when temperature == 0)."""
     if temperature == 0:
-        validate_sampling(temperature, top_k)
+        check_sampling(temperature, top_k)
         return logits.argmax(-1, keepdim=True)
     probs = next_token_probs(logits, temperature, top_k)
     return torch.multinomial(probs, 1, generator=generator)

@@ -1,6 +1,7 @@
 """The training loop: AdamW, warmup + cosine decay, clipping, held-out loss, time budget.
 
-Introduced in notebook 07. One step: a batch x, y [B, T] → loss → gradients → clip → AdamW.
+Introduced in notebook 08 (notebook 07 writes the chapter's bare loop). One step: a batch
+x, y [B, T] → loss → gradients → clip → AdamW.
 The `Trainer` keeps everything a checkpoint needs to resume bit-identically (model, optimizer,
 step, the batch generator and torch's global generator, the history).
 """
@@ -17,6 +18,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from gptlib.data.batches import BatchSampler
+from gptlib.hooks import evaluating
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ class History:
 
 
 class Trainer:
-    """Trains a GPT on token streams (notebook 07): `run()`, `evaluate()`, `state_dict()`.
+    """Trains a GPT on token streams (notebook 08): `run()`, `evaluate()`, `state_dict()`.
 
     train_ids, val_ids: [N] token ids. Batches are drawn by a generator seeded with
     `config.seed`; held-out estimates average the loss over `eval_batches` fixed batches of each
@@ -211,15 +213,11 @@ class Trainer:
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
         """Mean loss over the fixed batches of each split: {"train": ..., "val": ...}."""
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            means = {}
+        means = {}
+        with evaluating(self.model):
             for split, batches in self.eval_sets.items():
                 losses = [self.model(x.to(self.device), y.to(self.device))[1] for x, y in batches]
                 means[split] = torch.stack(losses).mean().item()
-        finally:
-            self.model.train(was_training)
         return means
 
     def _record_evaluation(self) -> dict[str, float]:

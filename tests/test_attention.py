@@ -6,7 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gptlib import CausalSelfAttention, causal_mask, scaled_dot_product_attention
+from gptlib import CausalSelfAttention, KVCache, causal_mask, scaled_dot_product_attention
+from gptlib.hooks import attention_weights
 
 
 def test_chapter_worked_example():
@@ -51,7 +52,7 @@ def test_causal_mask_with_cache_offset():
 
 
 def test_shape_errors_name_the_shapes():
-    with pytest.raises(ValueError, match=r"q \[4, 8\] and k \[4, 6\]"):
+    with pytest.raises(ValueError, match=r"got q \[4, 8\], k \[4, 6\], v \[4, 6\]"):
         scaled_dot_product_attention(torch.randn(4, 8), torch.randn(4, 6), torch.randn(4, 6))
     with pytest.raises(ValueError, match="mask must be boolean"):
         scaled_dot_product_attention(*torch.randn(3, 4, 8), mask=torch.ones(4, 4))
@@ -73,20 +74,23 @@ def test_explicit_sdpa_and_torch_multihead_agree(n_heads):
     torch.manual_seed(0)
     attn = CausalSelfAttention(32, n_heads).eval()
     x = torch.randn(3, 10, 32)
-    fast, _ = attn(x)
+    fast = attn(x)
     attn.impl = "explicit"
-    explicit, _ = attn(x)
+    explicit = attn(x)
     mha = _copy_into_multihead(attn).eval()
     reference, _ = mha(x, x, x, attn_mask=~causal_mask(10), need_weights=False)
     torch.testing.assert_close(explicit, reference, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(fast, reference, atol=1e-5, rtol=1e-5)
 
 
-def test_returned_weights_match_multihead_per_head_weights():
+def test_hooked_weights_match_multihead_per_head_weights():
     torch.manual_seed(1)
     attn = CausalSelfAttention(16, 2).eval()
     x = torch.randn(1, 6, 16)
-    _, weights = attn(x, return_weights=True)
+    with attention_weights(attn) as recorded:
+        attn(x)
+    assert attn.impl == "sdpa"  # the explicit path was only borrowed for the recording
+    (weights,) = recorded
     mha = _copy_into_multihead(attn).eval()
     _, ref = mha(x, x, x, attn_mask=~causal_mask(6), average_attn_weights=False)
     torch.testing.assert_close(weights, ref)
@@ -111,8 +115,7 @@ def test_causality_changing_token_j_changes_no_output_before_j():
         x2[0, j] += 1.0
         for impl in ("sdpa", "explicit"):
             attn.impl = impl
-            y, _ = attn(x)
-            y2, _ = attn(x2)
+            y, y2 = attn(x), attn(x2)
             assert torch.equal(y[0, :j], y2[0, :j]), (impl, j)
             assert not torch.allclose(y[0, j], y2[0, j])
 
@@ -125,3 +128,61 @@ def test_bad_head_count_and_bad_input_are_explained():
         attn(torch.randn(8, 16))
     with pytest.raises(ValueError, match="floating-point"):
         attn(torch.ones(1, 8, 16, dtype=torch.long))
+
+
+def test_dropout_on_the_explicit_path_drops_weights_once():
+    torch.manual_seed(3)
+    q, k, v = (torch.randn(2, 5, 8) for _ in range(3))
+    torch.manual_seed(4)
+    out, weights = scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+    torch.manual_seed(4)
+    expected = F.dropout(torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), -1), 0.5) @ v
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 5))  # the weights before dropout
+
+
+def test_cache_appends_and_refuses_to_overflow():
+    cache = KVCache.empty(1, 2, 4, 3, torch.device("cpu"), torch.float32)
+    k, v = torch.randn(1, 2, 3, 3), torch.randn(1, 2, 3, 3)
+    keys, values = cache.append(k, v)
+    assert cache.filled == 3 and torch.equal(keys, k) and torch.equal(values, v)
+    with pytest.raises(ValueError, match="KV cache overflow: 5 positions needed, room for 4"):
+        cache.append(k[:, :, :2], v[:, :, :2])
+
+
+# --- causal=False: the switch that removes the mask (notebook 03's pitfall) ---
+
+
+def _pair(impl: str) -> tuple[CausalSelfAttention, CausalSelfAttention]:
+    torch.manual_seed(0)
+    masked = CausalSelfAttention(16, 4, impl=impl)
+    unmasked = CausalSelfAttention(16, 4, impl=impl, causal=False)
+    unmasked.load_state_dict(masked.state_dict())
+    return masked, unmasked
+
+
+@pytest.mark.parametrize("impl", ["sdpa", "explicit"])
+def test_unmasked_attention_matches_torch_without_mask(impl):
+    _, attn = _pair(impl)
+    x = torch.randn(2, 5, 16)
+    q, k, v = (attn.split_heads(t) for t in attn.qkv(x).split(16, dim=-1))
+    expected = attn.proj(attn.merge_heads(F.scaled_dot_product_attention(q, k, v)))
+    torch.testing.assert_close(attn(x), expected)
+
+
+@pytest.mark.parametrize("impl", ["sdpa", "explicit"])
+def test_masked_attention_is_the_default_and_differs_from_unmasked(impl):
+    masked, unmasked = _pair(impl)
+    assert masked.causal and not unmasked.causal
+    x = torch.randn(2, 5, 16)
+    # The last position sees everything either way; earlier ones see more without the mask.
+    torch.testing.assert_close(masked(x)[:, -1], unmasked(x)[:, -1])
+    assert not torch.allclose(masked(x)[:, 0], unmasked(x)[:, 0])
+
+
+def test_unmasked_weights_fill_the_upper_triangle():
+    _, attn = _pair("explicit")
+    with attention_weights(attn) as recorded:
+        attn(torch.randn(1, 4, 16))
+    assert (recorded[0] > 0).all()  # every query sees every key, the later ones included
+    torch.testing.assert_close(recorded[0].sum(-1), torch.ones(1, 4, 4))

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from gptlib import GPT, GPTConfig, next_token_probs, sample_next, seed_everything
+import gptlib.model
+from gptlib import GPT, Block, GPTConfig, next_token_probs, sample_next, seed_everything
 
 
 def chapter_formula(V: int, d: int, L: int, max_len: int) -> int:
@@ -27,7 +28,7 @@ def test_tied_weights_are_counted_once_and_shared():
     untied = GPT(GPTConfig(vocab_size=65))
     tied = GPT(GPTConfig(vocab_size=65, tie_weights=True))
     assert untied.num_parameters() - tied.num_parameters() == 65 * 128
-    assert tied.head.weight is tied.tok_emb.weight
+    assert tied.lm_head.weight is tied.tok_emb.weight
 
 
 def test_initial_loss_is_about_log_vocab():
@@ -184,3 +185,27 @@ def test_temperature_and_top_k_probabilities():
     assert next_token_probs(logits, 0).tolist() == [[1.0, 0.0, 0.0, 0.0]]
     assert sample_next(logits, 0).item() == 0
     assert torch.equal(next_token_probs(logits, 1.0, top_k=10), torch.softmax(logits, -1))
+
+
+def test_block_and_gpt_thread_the_causal_switch():
+    assert not Block(16, 4, causal=False).attn.causal
+    model = GPT(GPTConfig(vocab_size=7, d_model=16, n_heads=4, n_layers=2, causal=False))
+    assert all(not block.attn.causal for block in model.blocks)
+    assert all(block.attn.causal for block in GPT(GPTConfig(vocab_size=7, d_model=16)).blocks)
+
+
+def test_unmasked_gpt_generates_by_recomputing_the_window(monkeypatch):
+    """A KV cache would freeze keys computed before later tokens existed: not valid unmasked."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=7, d_model=16, n_heads=4, n_layers=2, causal=False))
+    seen = []
+
+    def recording_sample_next(logits, *args):
+        seen.append(logits)
+        return sample_next(logits, *args)
+
+    monkeypatch.setattr(gptlib.model, "sample_next", recording_sample_next)
+    out = model.generate(torch.tensor([[1, 2, 3]]), 5)
+    with torch.no_grad():
+        expected = [model(out[:, :t])[0][:, -1] for t in range(3, 8)]
+    torch.testing.assert_close(torch.stack(seen), torch.stack(expected))

@@ -7,8 +7,7 @@ full it slides forward to keep the last max_len // 2 tokens, so positions restar
 import pytest
 import torch
 
-from gptlib import GPT, GPTConfig, KVCache, seed_everything
-from gptlib.decoding import Decoder
+from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.lessons.experiments.kv_cache import compare_cache
 
 
@@ -84,39 +83,37 @@ def test_cache_and_recomputation_agree_for_both_norm_placements(norm):
 @pytest.mark.parametrize("norm", ["pre", "post"])
 @pytest.mark.parametrize("attn_impl", ["sdpa", "explicit"])
 @pytest.mark.parametrize("positions", ["learned", "sinusoidal", "none"])
-def test_decode_step_equals_the_last_position_of_a_full_forward(norm, attn_impl, positions):
+def test_one_cached_token_equals_the_last_position_of_a_full_forward(norm, attn_impl, positions):
     model = peaked_model(8, attn_impl=attn_impl, positions=positions, norm=norm)
     idx = torch.randint(23, (3, 6))
-    c = model.config
-    caches = [
-        KVCache.empty(3, c.n_heads, 8, c.d_model // c.n_heads, idx.device, torch.float32)
-        for _ in range(c.n_layers)
-    ]
+    caches = model.new_caches(3)
     with torch.no_grad():
         full, _ = model(idx)  # [3, 6, V]: every position in one causal pass
-        model._hidden(idx[:, :5], caches=caches)  # the first 5 positions fill the caches
-        last = Decoder(model).step(idx[:, 5], 5, caches)  # [3, V]: the sixth token alone
-    assert [cache.length for cache in caches] == [6] * c.n_layers
-    torch.testing.assert_close(last, full[:, 5], atol=1e-4, rtol=1e-5)
+        model.hidden(idx[:, :5], caches=caches)  # the first 5 positions fill the caches
+        last = model.lm_head(model.hidden(idx[:, 5:], start=5, caches=caches))  # the sixth alone
+    assert [cache.filled for cache in caches] == [6] * model.config.n_layers
+    torch.testing.assert_close(last[:, 0], full[:, 5], atol=1e-4, rtol=1e-5)
 
 
-def test_decode_step_needs_residual_blocks():
-    model = peaked_model(8)
-    model.blocks[1].residual = False
-    with pytest.raises(ValueError, match="residual connections"):
-        Decoder(model)
-
-
-def test_cached_logits_match_recomputed_logits_step_by_step():
+def test_a_prompt_in_pieces_through_the_caches_equals_one_pass():
+    """Three new tokens after five cached ones: the shifted causal band of causal_mask(3, 8)."""
     model = peaked_model(10)
-    tokens = list(torch.randint(23, (1, 3)).unbind(1))
-    state: dict = {}
+    idx = torch.randint(23, (2, 8))
+    caches = model.new_caches(2)
     with torch.no_grad():
-        for _ in range(7):  # stays inside one window: max_len=10
-            cached = model._cached_logits(tokens, 0, state)
-            recomputed = model._recomputed_logits(tokens, 0, {})
-            torch.testing.assert_close(cached, recomputed, atol=1e-4, rtol=1e-5)
-            tokens.append(cached.argmax(-1))
+        full = model.hidden(idx)
+        first = model.hidden(idx[:, :5], caches=caches)
+        rest = model.hidden(idx[:, 5:], start=5, caches=caches)
+    torch.testing.assert_close(torch.cat([first, rest], dim=1), full, atol=1e-5, rtol=1e-5)
+
+
+def test_feeding_past_the_window_says_so():
+    model = peaked_model(4)
+    caches = model.new_caches(1)
+    with torch.no_grad():
+        model.hidden(torch.zeros(1, 3, dtype=torch.long), caches=caches)
+        with pytest.raises(ValueError, match=r"positions 3..4 exceed max_len=4; crop"):
+            model.hidden(torch.zeros(1, 2, dtype=torch.long), start=3, caches=caches)
 
 
 def test_seeded_sampling_is_identical_with_and_without_the_cache():
@@ -153,6 +150,6 @@ def test_compare_cache_times_both_paths_and_checks_their_tokens():
     )
     assert result.identical and (result.max_len, result.n_new, result.rounds) == (12, 20, 3)
     assert result.cached_s == result.recomputed_s == 1  # one tick per run of the fake clock
-    assert result.speedup == 1.0 and "identical output: True" in result.line()
+    assert result.speedup == 1.0 and "identical = True" in result.lines()
     with pytest.raises(ValueError, match="rounds must be a positive int, got 0"):
         compare_cache(model, torch.zeros(1, 1, dtype=torch.long), 1, rounds=0)

@@ -1,4 +1,4 @@
-"""A toy grammar of short English sentences whose entropy is known exactly (notebook 03).
+"""The toy corpus: short English sentences whose entropy is known exactly (notebooks 03–06).
 
 Every sentence is `the ADJ NOUN VERB the NOUN.` or, half the time, the same with
 ` PREP the NOUN` before the full stop, one sentence per line. Each slot is a uniform choice,
@@ -13,7 +13,7 @@ import math
 import random
 from dataclasses import dataclass
 
-import torch
+from gptlib.data.tokenizer import CharTokenizer
 
 
 @dataclass(frozen=True)
@@ -64,18 +64,9 @@ class Grammar:
         """The sorted characters the grammar can produce: the model's vocabulary."""
         return "".join(sorted(set("".join(self.words()) + " .\n")))
 
-    def encode(self, text: str) -> torch.Tensor:
-        """Characters → ids [N] (torch.long) in `alphabet()` order."""
-        index = {c: i for i, c in enumerate(self.alphabet())}
-        unknown = sorted(set(text) - index.keys())
-        if unknown:
-            raise ValueError(f"characters {unknown} are not in the grammar's alphabet")
-        return torch.tensor([index[c] for c in text], dtype=torch.long)
-
-    def decode(self, ids: torch.Tensor) -> str:
-        """ids [N] → text."""
-        chars = self.alphabet()
-        return "".join(chars[i] for i in ids.tolist())
+    def tokenizer(self) -> CharTokenizer:
+        """The character tokenizer of `alphabet()`."""
+        return CharTokenizer(self.alphabet())
 
     def entropy_per_sentence(self) -> float:
         """Information in one sentence, in nats: the sum of the entropies of its choices."""

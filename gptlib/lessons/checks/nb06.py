@@ -159,7 +159,7 @@ class _Sublayer(nn.Module):
         self.attn = attn
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.attn(x)[0]
+        return self.attn(x)
 
 
 def _randomise(module: nn.Module, g: torch.Generator, scale: float) -> nn.Module:

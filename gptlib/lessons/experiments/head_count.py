@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import torch
 
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar
-from gptlib.lessons.experiments.toy_lm import CharData, train_losses
+from gptlib.lessons.experiments.toy import plain_adam, toy_text_ids, train_losses
 from gptlib.model import GPT, GPTConfig
 
 
@@ -19,7 +19,7 @@ def train_head_variants(
     choices: Sequence[int] = (1, 2, 4, 8),
     d_model: int = 32,
     n_layers: int = 1,
-    block: int = 32,
+    block_size: int = 32,
     steps: int = 200,
     lr: float = 3e-3,
     seed: int = 0,
@@ -29,15 +29,19 @@ def train_head_variants(
     bad = [h for h in choices if h < 1 or d_model % h]
     if bad:
         raise ValueError(f"head counts {bad} do not divide d_model={d_model}")
-    alphabet = grammar.alphabet()
-    data = CharData(grammar.encode(grammar.text(300, seed=seed)), alphabet)
+    ids, tokenizer = toy_text_ids(300, seed, grammar)
+    run = plain_adam(steps, lr, block_size=block_size, seed=seed)
     variants = {}
     for h in choices:
         config = GPTConfig(
-            vocab_size=len(alphabet), d_model=d_model, n_heads=h, n_layers=n_layers, max_len=block
+            vocab_size=tokenizer.vocab_size,
+            d_model=d_model,
+            n_heads=h,
+            n_layers=n_layers,
+            max_len=block_size,
         )
         torch.manual_seed(seed)
         model = GPT(config)
-        losses = train_losses(model, data, steps, lr, batch_size=16, seq_len=block, seed=seed)
+        losses = train_losses(model, ids, run)
         variants[h] = (model.eval(), losses.tolist())
     return variants

@@ -1,6 +1,6 @@
 """Generation with the KV cache against recomputing the window for every new token.
 
-Used by notebook 07 (section 9) and `benchmarks/generation.py`: both paths decode greedily from
+Used by notebook 08 and `benchmarks/generation.py`: both paths decode greedily from
 the same prompt, the outputs must be identical, and the two are timed in alternation so that
 load on a shared machine slows both alike.
 """
@@ -37,12 +37,15 @@ class CacheComparison:
     def speedup(self) -> float:
         return self.recomputed_s / self.cached_s
 
-    def line(self) -> str:
-        return (
-            f"window {self.max_len:3d}: cache {self.cached_s * 1e3:5.0f} ms, recompute "
-            f"{self.recomputed_s * 1e3:5.0f} ms -> {self.speedup:.1f}x faster "
-            f"(identical output: {self.identical})"
-        )
+    def lines(self) -> list[str]:
+        """The comparison as `name = value` lines."""
+        return [
+            f"window = {self.max_len}",
+            f"with the cache = {self.cached_s * 1e3:.0f} ms",
+            f"recomputing = {self.recomputed_s * 1e3:.0f} ms",
+            f"speedup = {self.speedup:.1f}x",
+            f"identical = {self.identical}",
+        ]
 
 
 def compare_cache(

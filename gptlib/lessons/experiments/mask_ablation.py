@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from gptlib.data.batches import BatchSampler
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar, word_hit_rate
 from gptlib.lessons.experiments.causality import prefix_logits
-from gptlib.lessons.experiments.toy_lm import CharData, train_losses
+from gptlib.lessons.experiments.toy import plain_adam, toy_text_ids, train_losses
 from gptlib.model import GPT, GPTConfig
 
 
@@ -26,7 +27,7 @@ class AblationSetup:
     d_model: int = 64
     n_heads: int = 4
     n_layers: int = 2
-    block: int = 32  # window length T
+    block_size: int = 32  # window length T
     batch: int = 16
     steps: int = 300
     lr: float = 3e-3
@@ -65,40 +66,34 @@ def next_token_attention(model: GPT, idx: torch.Tensor) -> float:
 
 def train_run(setup: AblationSetup, causal: bool, grammar: Grammar = TOY_GRAMMAR) -> AblationRun:
     """Train one model with (`causal=True`) or without the mask and evaluate it."""
-    alphabet = grammar.alphabet()
-    train = CharData(grammar.encode(grammar.text(setup.train_sentences, seed=setup.seed)), alphabet)
-    val = CharData(grammar.encode(grammar.text(setup.val_sentences, seed=setup.seed + 1)), alphabet)
+    train_ids, tokenizer = toy_text_ids(setup.train_sentences, setup.seed, grammar)
+    val_ids, _ = toy_text_ids(setup.val_sentences, setup.seed + 1, grammar)
     config = GPTConfig(
-        vocab_size=len(alphabet),
+        vocab_size=tokenizer.vocab_size,
         d_model=setup.d_model,
         n_heads=setup.n_heads,
         n_layers=setup.n_layers,
-        max_len=setup.block,
+        max_len=setup.block_size,
         causal=causal,
     )
     torch.manual_seed(setup.seed)  # the same initial weights for both runs: the mask has none
     model = GPT(config)
-    losses = train_losses(
-        model,
-        train,
-        setup.steps,
-        setup.lr,
-        batch_size=setup.batch,
-        seq_len=setup.block,
-        seed=setup.seed,
+    run = plain_adam(
+        setup.steps, setup.lr, batch_size=setup.batch, block_size=setup.block_size, seed=setup.seed
     )  # the same batches for both runs, too
+    losses = train_losses(model, train_ids, run)
     model.eval()
-    x, y = val.batch(setup.val_windows, setup.block, torch.Generator().manual_seed(1))
+    x, y = BatchSampler(val_ids, setup.val_windows, setup.block_size, seed=1).sample()
     with torch.no_grad():
         val_loss = model(x, y)[1].item()
         prefix = prefix_logits(model, x)
         prefix_loss = F.cross_entropy(prefix.flatten(0, 1), y.flatten()).item()
         generated = model.generate(
-            grammar.encode(setup.prompt)[None],
+            tokenizer.encode(setup.prompt)[None],
             setup.sample_chars,
             generator=torch.Generator().manual_seed(setup.seed),
         )
-    sample = grammar.decode(generated[0])
+    sample = tokenizer.decode(generated[0])
     return AblationRun(
         causal=causal,
         model=model,

@@ -58,7 +58,7 @@ def multi_head_steps(
 ) -> list[Step]:
     """The forward pass of `attn` on x [B, T, d], one named stage at a time.
 
-    The last step's tensor equals `attn(x)[0]`. `split` replaces `attn.split_heads`, to run the
+    The last step's tensor equals `attn(x)`. `split` replaces `attn.split_heads`, to run the
     same layer with a wrong reshape.
     """
     check_features(x, attn.d_model)
@@ -111,7 +111,7 @@ def multi_head_by_loop(attn: CausalSelfAttention, x: torch.Tensor) -> torch.Tens
     """The same layer as h separate attentions, each with its own slice of W_Q, W_K, W_V.
 
     Head i uses rows i·d_h..(i+1)·d_h of each projection; the h outputs [B, T, d_h] are
-    concatenated and projected by W_O. x [B, T, d] → [B, T, d], equal to `attn(x)[0]`.
+    concatenated and projected by W_O. x [B, T, d] → [B, T, d], equal to `attn(x)`.
     """
     check_features(x, attn.d_model)
     d, d_h = attn.d_model, attn.d_head

@@ -2,7 +2,7 @@
 
 Models are gptlib GPTs initialised like the original Transformer (Xavier-uniform matrices,
 unit-variance embeddings), the setting Xiong et al. (2020) analyse, and trained on the
-synthetic corpus of `gptlib.lessons.experiments.toy_lm`. Shapes: B batch, T positions, L blocks.
+toy grammar (`gptlib.data.grammar`). Shapes: B batch, T positions, L blocks.
 """
 
 from __future__ import annotations
@@ -13,12 +13,17 @@ import torch
 from torch import nn
 
 from gptlib.blocks import LayerNorm
+from gptlib.data.batches import BatchSampler
+from gptlib.data.grammar import TOY_GRAMMAR
+from gptlib.hooks import capture_inputs, capture_outputs
 from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
-from gptlib.lessons.experiments.toy_lm import CharData, toy_corpus, train_losses
+from gptlib.lessons.experiments.toy import plain_adam, toy_text_ids, train_losses
 from gptlib.model import GPT, GPTConfig
 
 # One small model for every experiment of notebook 06; depth is the knob that matters.
-D_MODEL, N_HEADS, SEQ_LEN, BATCH_SIZE = 32, 4, 32, 16
+D_MODEL, N_HEADS, BLOCK_SIZE, BATCH_SIZE = 32, 4, 32, 16
+TOY_SENTENCES = 2000
+VOCAB_SIZE = TOY_GRAMMAR.tokenizer().vocab_size
 
 
 def transformer_init_(model: GPT) -> GPT:
@@ -42,54 +47,53 @@ def transformer_init_(model: GPT) -> GPT:
     return model
 
 
-def toy_data() -> CharData:
-    """The synthetic character corpus every experiment of notebook 06 uses."""
-    return CharData.from_text(toy_corpus())
+def toy_data() -> torch.Tensor:
+    """The toy-grammar text every experiment of notebook 06 uses, as ids [N]."""
+    return toy_text_ids(TOY_SENTENCES, seed=0)[0]
 
 
-def build_model(norm: str, n_layers: int, vocab_size: int, seed: int = 0) -> GPT:
+def build_model(norm: str, n_layers: int, seed: int = 0) -> GPT:
     """A GPT with `norm` placement ("pre" or "post") and the original Transformer's init."""
     torch.manual_seed(seed)
     config = GPTConfig(
-        vocab_size=vocab_size,
+        vocab_size=VOCAB_SIZE,
         d_model=D_MODEL,
         n_heads=N_HEADS,
         n_layers=n_layers,
-        max_len=SEQ_LEN,
+        max_len=BLOCK_SIZE,
         norm=norm,
     )
     return transformer_init_(GPT(config))
 
 
 def init_gradient_profile(
-    norm: str, n_layers: int, data: CharData, n_models: int = 3, n_batches: int = 2
+    norm: str, n_layers: int, ids: torch.Tensor, n_models: int = 3, n_batches: int = 2
 ) -> torch.Tensor:
     """Per-block gradient norms at initialisation, [L], averaged over models and batches.
 
-    Models use seeds 0..n_models-1; each sees the same `n_batches` batches of `data`.
+    Models use seeds 0..n_models-1; each sees the same `n_batches` batches of ids [N].
     Averaging estimates the expected gradient, as Xiong et al. do, rather than one draw.
     """
     if n_models < 1 or n_batches < 1:
         raise ValueError(f"need n_models, n_batches >= 1, got {n_models}, {n_batches}")
     total = torch.zeros(n_layers, dtype=torch.float64)
     for seed in range(n_models):
-        model = build_model(norm, n_layers, data.vocab_size, seed=seed)
-        generator = torch.Generator().manual_seed(1000)
+        model = build_model(norm, n_layers, seed=seed)
+        batches = BatchSampler(ids, BATCH_SIZE, BLOCK_SIZE, seed=1000)
         for _ in range(n_batches):
-            inputs, targets = data.batch(BATCH_SIZE, SEQ_LEN, generator)
-            total += loss_gradient_norms(model, inputs, targets)
+            total += loss_gradient_norms(model, *batches.sample())
     return total / (n_models * n_batches)
 
 
-def unigram_entropy(data: CharData) -> float:
-    """Entropy of the character frequencies, in nats: the loss of a model that ignores context."""
-    p = torch.bincount(data.ids, minlength=data.vocab_size).double() / len(data.ids)
+def unigram_entropy(ids: torch.Tensor) -> float:
+    """Entropy of the frequencies of ids [N], in nats: the loss of a model that ignores context."""
+    p = torch.bincount(ids).double() / len(ids)
     p = p[p > 0]
     return float(-(p * p.log()).sum())
 
 
 def training_comparison(
-    data: CharData,
+    ids: torch.Tensor,
     n_layers: int = 8,
     steps: int = 120,
     lr: float = 6e-3,
@@ -108,14 +112,9 @@ def training_comparison(
     }
     return {
         name: train_losses(
-            build_model(norm, n_layers, data.vocab_size, seed=seed),
-            data,
-            steps,
-            lr,
-            warmup,
-            batch_size=BATCH_SIZE,
-            seq_len=SEQ_LEN,
-            seed=seed,
+            build_model(norm, n_layers, seed=seed),
+            ids,
+            plain_adam(steps, lr, warmup, BATCH_SIZE, BLOCK_SIZE, seed),
         )
         for name, (norm, warmup) in runs.items()
     }
@@ -135,19 +134,6 @@ def stream_sizes(model: GPT, idx: torch.Tensor) -> torch.Tensor:
     the stream enters at the size LayerNorm gives it (√d when γ = 1); for Pre-LN it is a raw
     sum that grows with every write.
     """
-    sizes: list[torch.Tensor] = []
-    hooks = [
-        block.register_forward_pre_hook(lambda _m, args: sizes.append(args[0].norm(dim=-1).mean()))
-        for block in model.blocks
-    ]
-    hooks.append(
-        model.blocks[-1].register_forward_hook(
-            lambda _m, _in, out: sizes.append(out[0].norm(dim=-1).mean())
-        )
-    )
-    try:
+    with capture_inputs(model.blocks) as entering, capture_outputs(model.blocks[-1:]) as leaving:
         model(idx)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return torch.stack(sizes)
+    return torch.stack([x.norm(dim=-1).mean() for x in entering + leaving])

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gptlib.blocks import Block
+from gptlib.hooks import capture_inputs, capture_outputs, evaluating
 from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.model import GPT, GPTConfig
 
@@ -81,7 +82,7 @@ def deep_stack(
     layer_norm: bool = True,
     d_model: int = 64,
     n_heads: int = 4,
-    seq_len: int = 32,
+    block_size: int = 32,
     vocab_size: int = 65,
     seed: int = 0,
 ) -> GPT:
@@ -98,7 +99,7 @@ def deep_stack(
         d_model=d_model,
         n_heads=n_heads,
         n_layers=n_layers,
-        max_len=seq_len,
+        max_len=block_size,
     )
     model = GPT(config).double()
     for block in model.blocks:
@@ -122,31 +123,23 @@ def gradient_flow(
     residual: bool,
     layer_norm: bool = True,
     batch_size: int = 8,
-    seq_len: int = 32,
+    block_size: int = 32,
     d_model: int = 64,
     seed: int = 0,
 ) -> GradientFlow:
     """Per-block gradient norms and token similarity of `deep_stack` on random tokens."""
-    if n_layers < 1 or seq_len < 2:
-        raise ValueError(f"need n_layers >= 1 and seq_len >= 2, got {n_layers}, {seq_len}")
-    model = deep_stack(n_layers, residual, layer_norm, d_model=d_model, seq_len=seq_len, seed=seed)
+    if n_layers < 1 or block_size < 2:
+        raise ValueError(f"need n_layers >= 1 and block_size >= 2, got {n_layers}, {block_size}")
+    model = deep_stack(
+        n_layers, residual, layer_norm, d_model=d_model, block_size=block_size, seed=seed
+    )
     generator = torch.Generator().manual_seed(seed)
     V = model.config.vocab_size
-    inputs = torch.randint(0, V, (batch_size, seq_len), generator=generator)
-    targets = torch.randint(0, V, (batch_size, seq_len), generator=generator)
-    similarity: list[torch.Tensor] = []
-    hooks = [
-        block.register_forward_hook(
-            lambda _m, _in, out: similarity.append(mean_token_similarity(out[0].detach()))
-        )
-        for block in model.blocks
-    ]
-    try:
+    inputs = torch.randint(0, V, (batch_size, block_size), generator=generator)
+    targets = torch.randint(0, V, (batch_size, block_size), generator=generator)
+    with capture_outputs(model.blocks) as outputs:
         grad_norms = loss_gradient_norms(model, inputs, targets)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return GradientFlow(grad_norms, torch.stack(similarity))
+    return GradientFlow(grad_norms, torch.stack([mean_token_similarity(h) for h in outputs]))
 
 
 @dataclass(frozen=True)
@@ -176,39 +169,18 @@ def residual_stream_writes(model: GPT, idx: torch.Tensor) -> StreamWrites:
             f"norm={model.config.norm!r}, residual={[b.residual for b in model.blocks]}; "
             "build it with GPTConfig(norm='pre') and leave Block.residual at True"
         )
-    captured: dict[str, torch.Tensor] = {}
-    hooks = [
-        model.blocks[0].register_forward_pre_hook(
-            lambda _m, args: captured.__setitem__("embedding", args[0])
-        )
-    ]
-    names = []
-    for i, block in enumerate(model.blocks, start=1):
-        names += [f"attn {i}", f"mlp {i}"]
-        hooks.append(
-            block.attn.register_forward_hook(
-                lambda _m, _in, out, key=f"attn {i}": captured.__setitem__(key, out[0])
-            )
-        )
-        hooks.append(
-            block.mlp.register_forward_hook(
-                lambda _m, _in, out, key=f"mlp {i}": captured.__setitem__(key, out)
-            )
-        )
-    hooks.append(
-        model.blocks[-1].register_forward_hook(
-            lambda _m, _in, out: captured.__setitem__("final", out[0])
-        )
+    names = tuple(
+        f"{kind} {i}" for i in range(1, len(model.blocks) + 1) for kind in ("attn", "mlp")
     )
-    was_training = model.training
-    model.eval()
-    try:
+    sublayers = [layer for block in model.blocks for layer in (block.attn, block.mlp)]
+    with (
+        evaluating(model),
+        capture_inputs(model.blocks[:1]) as embedding,
+        capture_outputs(sublayers) as writes,
+        capture_outputs(model.blocks[-1:]) as final,
+    ):
         model(idx)
-    finally:
-        model.train(was_training)
-        for hook in hooks:
-            hook.remove()
-    updates = torch.stack([captured[name] for name in names])  # [2L, B, T, d]
-    before = captured["embedding"] + updates.cumsum(dim=0) - updates  # stream before each write
+    updates = torch.stack(writes)  # [2L, B, T, d], in call order: attn 1, mlp 1, attn 2, ...
+    before = embedding[0] + updates.cumsum(dim=0) - updates  # the stream before each write
     relative = (updates.norm(dim=-1) / before.norm(dim=-1)).mean(dim=(1, 2))
-    return StreamWrites(captured["embedding"], updates, captured["final"], relative, tuple(names))
+    return StreamWrites(embedding[0], updates, final[0], relative, names)

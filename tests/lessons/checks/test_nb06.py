@@ -16,8 +16,8 @@ def test_block_reference_equals_gptlib_pre_ln_block():
     block = Block(16, 4, norm="pre")
     x = torch.randn(2, 5, 16)
     reference = REGISTRY["pre_ln_block"].reference
-    got = reference(x, block.ln1, lambda h: block.attn(h)[0], block.ln2, block.mlp)
-    torch.testing.assert_close(got, block(x)[0])
+    got = reference(x, block.ln1, block.attn, block.ln2, block.mlp)
+    torch.testing.assert_close(got, block(x))
 
 
 def test_a_post_ln_block_is_named():

@@ -15,7 +15,7 @@ from gptlib.lessons.experiments.mask_ablation import (
 SMALL = AblationSetup(
     d_model=32,
     n_layers=1,
-    block=16,
+    block_size=16,
     steps=250,
     lr=1e-2,
     train_sentences=100,
@@ -59,15 +59,15 @@ def test_next_token_attention_is_zero_with_the_mask_and_one_for_a_copier():
 def test_both_runs_start_from_the_same_weights_and_batches(monkeypatch):
     seen = []
 
-    def fake_train_losses(model, data, steps, lr, batch_size, seq_len, seed):
-        seen.append(({k: v.clone() for k, v in model.state_dict().items()}, data, seed))
-        return torch.zeros(steps)
+    def fake_train_losses(model, ids, config):
+        seen.append(({k: v.clone() for k, v in model.state_dict().items()}, ids, config))
+        return torch.zeros(config.steps)
 
     monkeypatch.setattr(mask_ablation, "train_losses", fake_train_losses)
-    tiny = AblationSetup(d_model=8, n_heads=2, n_layers=1, block=8, steps=2, sample_chars=4)
+    tiny = AblationSetup(d_model=8, n_heads=2, n_layers=1, block_size=8, steps=2, sample_chars=4)
     masked, unmasked = run_mask_ablation(tiny)
-    (weights_a, data_a, seed_a), (weights_b, data_b, seed_b) = seen
+    (weights_a, ids_a, config_a), (weights_b, ids_b, config_b) = seen
     assert weights_a.keys() == weights_b.keys()
     assert all(torch.equal(weights_a[k], weights_b[k]) for k in weights_a)
-    assert torch.equal(data_a.ids, data_b.ids) and seed_a == seed_b
+    assert torch.equal(ids_a, ids_b) and config_a == config_b
     assert masked.losses == unmasked.losses == [0.0, 0.0]

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from gptlib import GPT, CausalSelfAttention, GPTConfig, causal_mask
+from gptlib.hooks import attention_weights
 from gptlib.lessons.experiments.multihead import (
     HeadPatterns,
     changed_slots,
@@ -38,15 +39,17 @@ def test_steps_have_the_chapter_shapes_and_end_at_the_layer_output(attn, x):
     expected += [(2, 8, 16), (2, 8, 16)]
     assert [tuple(s.tensor.shape) for s in steps] == expected
     assert [s.shape_of_symbols(sizes) for s in steps] == expected
-    torch.testing.assert_close(steps[-1].tensor, attn(x)[0])
+    torch.testing.assert_close(steps[-1].tensor, attn(x))
     weights = steps[4].tensor
-    torch.testing.assert_close(weights, attn(x, return_weights=True)[1])
+    with attention_weights(attn) as recorded:
+        attn(x)
+    torch.testing.assert_close(weights, recorded[0])
 
 
 def test_steps_follow_the_mask_switch(attn, x):
     unmasked = CausalSelfAttention(16, 4, causal=False)
     unmasked.load_state_dict(attn.state_dict())
-    torch.testing.assert_close(multi_head_steps(unmasked, x)[-1].tensor, unmasked(x)[0])
+    torch.testing.assert_close(multi_head_steps(unmasked, x)[-1].tensor, unmasked(x))
 
 
 def test_wrong_split_is_a_plain_reshape_and_changes_the_output(attn, x):
@@ -55,7 +58,7 @@ def test_wrong_split_is_a_plain_reshape_and_changes_the_output(attn, x):
     assert torch.equal(wrong.flatten(), x.flatten())  # same numbers in memory order
     assert not torch.equal(wrong, attn.split_heads(x))
     y_wrong = multi_head_steps(attn, x, split=lambda t: split_heads_without_transpose(t, 4))
-    assert not torch.allclose(y_wrong[-1].tensor, attn(x)[0])
+    assert not torch.allclose(y_wrong[-1].tensor, attn(x))
 
 
 def test_changed_slots_find_the_scrambling(attn, x):
@@ -74,7 +77,7 @@ def test_changed_slots_find_the_scrambling(attn, x):
 
 
 def test_wrong_split_lets_the_last_token_reach_earlier_outputs(attn, x):
-    right = changed_slots(lambda t: attn(t)[0], x, 7, atol=1e-6)
+    right = changed_slots(lambda t: attn(t), x, 7, atol=1e-6)
     assert right.tolist() == [False] * 7 + [True]
     wrong = changed_slots(
         lambda t: (
@@ -95,7 +98,7 @@ def test_wrong_split_lets_the_last_token_reach_earlier_outputs(attn, x):
 def test_loop_over_heads_equals_the_batched_layer(bias, x):
     torch.manual_seed(0)
     attn = CausalSelfAttention(16, 4, bias=bias)
-    torch.testing.assert_close(multi_head_by_loop(attn, x), attn(x)[0])
+    torch.testing.assert_close(multi_head_by_loop(attn, x), attn(x))
 
 
 def test_count_flops_counts_matmuls():
@@ -123,7 +126,9 @@ def test_torch_multihead_with_copied_weights_is_the_same_layer(bias, x):
     mha = to_torch_multihead(attn)
     assert isinstance(mha, nn.MultiheadAttention) and mha.batch_first
     y, w = mha(x, x, x, attn_mask=~causal_mask(8), average_attn_weights=False)
-    ours, our_weights = attn(x, return_weights=True)
+    with attention_weights(attn) as recorded:
+        ours = attn(x)
+    our_weights = recorded[0]
     torch.testing.assert_close(y, ours)
     torch.testing.assert_close(w, our_weights)
     assert sum(p.numel() for p in mha.parameters()) == sum(p.numel() for p in attn.parameters())

@@ -7,8 +7,8 @@ import torch
 from torch import nn
 
 from gptlib.blocks import LayerNorm
+from gptlib.data.batches import BatchSampler
 from gptlib.lessons.experiments import norm_placement as npl
-from gptlib.lessons.experiments.toy_lm import CharData
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def data():
 
 
 def test_transformer_init_is_xavier_with_unit_embeddings():
-    model = npl.build_model("post", 2, vocab_size=50)
+    model = npl.build_model("post", 2)
     for module in model.modules():
         if isinstance(module, nn.Linear):
             fan_out, fan_in = module.weight.shape
@@ -32,20 +32,20 @@ def test_transformer_init_is_xavier_with_unit_embeddings():
 
 
 def test_build_model_uses_the_requested_placement_and_is_seeded():
-    a, b = npl.build_model("pre", 3, 20, seed=1), npl.build_model("pre", 3, 20, seed=1)
+    a, b = npl.build_model("pre", 3, seed=1), npl.build_model("pre", 3, seed=1)
     assert a.config.norm == "pre" and a.config.n_layers == 3 and a.config.d_model == npl.D_MODEL
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
 
 
 def test_unigram_entropy_by_hand():
     expected = -(2 / 3 * math.log(2 / 3) + 1 / 3 * math.log(1 / 3))
-    assert npl.unigram_entropy(CharData.from_text("aab")) == pytest.approx(expected)
+    assert npl.unigram_entropy(torch.tensor([0, 0, 1])) == pytest.approx(expected)
 
 
 def test_stream_sizes_post_ln_renormalises_pre_ln_grows(data):
-    idx, _ = data.batch(4, 16, torch.Generator().manual_seed(0))
-    post = npl.stream_sizes(npl.build_model("post", 4, data.vocab_size), idx)
-    pre = npl.stream_sizes(npl.build_model("pre", 4, data.vocab_size), idx)
+    idx, _ = BatchSampler(data, 4, 16).sample()
+    post = npl.stream_sizes(npl.build_model("post", 4), idx)
+    pre = npl.stream_sizes(npl.build_model("pre", 4), idx)
     assert post.shape == pre.shape == (5,)
     torch.testing.assert_close(post[1:], torch.full((4,), npl.D_MODEL**0.5), rtol=1e-3, atol=0)
     assert (pre[1:] > pre[:-1]).all()

@@ -64,7 +64,7 @@ def test_activation_slopes_match_finite_differences():
 
 def test_deep_stack_applies_the_switches():
     model = residuals.deep_stack(3, residual=False, layer_norm=False)
-    assert model.head.weight.dtype == torch.float64
+    assert model.lm_head.weight.dtype == torch.float64
     assert all(not b.residual and isinstance(b.ln1, torch.nn.Identity) for b in model.blocks)
     assert isinstance(model.ln_f, torch.nn.Module) and not isinstance(model.ln_f, torch.nn.Identity)
 
@@ -86,8 +86,8 @@ def test_with_layer_norms_positions_collapse_without_skips():
 
 
 def test_gradient_flow_rejects_bad_sizes():
-    with pytest.raises(ValueError, match="seq_len"):
-        residuals.gradient_flow(2, True, seq_len=1)
+    with pytest.raises(ValueError, match="block_size"):
+        residuals.gradient_flow(2, True, block_size=1)
 
 
 def test_mean_token_similarity_extremes():
@@ -111,7 +111,7 @@ def test_stream_writes_match_a_hand_run_of_the_blocks():
         x = model.tok_emb(idx) + model.pos_emb(0, 8, idx.device)
         expected, before = [], []
         for block in model.blocks:
-            a = block.attn(block.ln1(x))[0]
+            a = block.attn(block.ln1(x))
             before.append(x)
             x = x + a
             m = block.mlp(block.ln2(x))
