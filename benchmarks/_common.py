@@ -1,4 +1,8 @@
-"""Helpers shared by the benchmark scripts: medians of interleaved timings, machine load."""
+"""Helpers shared by the benchmark scripts: medians of interleaved timings, machine load.
+
+The matmul peak comes from gptlib itself (`gptlib.lessons.experiments.costs.measure_matmul_peak`,
+the measurement notebook 09 makes), so the benchmarks and the notebook agree on it.
+"""
 
 from __future__ import annotations
 
@@ -39,16 +43,3 @@ def interleaved_medians(
                 fn()
             times[name].append((clock() - start) / per_round)
     return {name: statistics.median(values) for name, values in times.items()}
-
-
-def matmul_peak_flops(n: int = 1024, repeats: int = 20) -> float:
-    """Measured fp32 matmul throughput (FLOP/s) of this CPU with torch's current threads."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    for _ in range(3):
-        a @ b
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        a @ b
-        times.append(time.perf_counter() - start)
-    return 2 * n**3 / min(times)

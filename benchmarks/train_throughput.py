@@ -18,10 +18,11 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from _common import interleaved_medians, machine_line, matmul_peak_flops  # the script's folder
+from _common import interleaved_medians, machine_line  # the script's folder
 from torch.utils.flop_counter import FlopCounterMode
 
 from gptlib import GPT, GPTConfig
+from gptlib.lessons.experiments.costs import measure_matmul_peak
 from gptlib.train import TrainConfig, Trainer
 
 B, T, V = 12, 64, 65
@@ -65,13 +66,13 @@ class ChapterGPT(nn.Module):
         self.pos_emb = nn.Embedding(max_len, d_model)
         self.blocks = nn.ModuleList(ChapterBlock(d_model, n_heads) for _ in range(n_layers))
         self.ln_f = nn.LayerNorm(d_model)
-        self.head = nn.Linear(d_model, vocab_size, bias=False)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         x = self.tok_emb(idx) + self.pos_emb(torch.arange(idx.shape[1]))
         for block in self.blocks:
             x = block(x)
-        logits = self.head(self.ln_f(x))
+        logits = self.lm_head(self.ln_f(x))
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
@@ -133,7 +134,7 @@ def main() -> None:
             step()
     print(machine_line())
     flops = flops_per_step(chapter_model, data)
-    peak = matmul_peak_flops()
+    peak = measure_matmul_peak(size=1024, repeats=20)
     clock = time.process_time if args.cpu_time else time.perf_counter
     medians = interleaved_medians(candidates, rounds=args.rounds, per_round=4, clock=clock)
     base = medians["chapter code (explicit attention, AdamW)"]
