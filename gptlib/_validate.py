@@ -31,8 +31,14 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
-def check_token_ids(idx: torch.Tensor, vocab_size: int, max_len: int | None = None) -> None:
-    """Raise ValueError unless `idx` is an integer tensor [B, T] of ids in [0, vocab_size)."""
+def check_token_ids(
+    idx: torch.Tensor,
+    vocab_size: int,
+    max_len: int | None = None,
+    targets: torch.Tensor | None = None,
+) -> None:
+    """Raise ValueError unless `idx` is an integer tensor [B, T] of ids in [0, vocab_size)
+    (at most max_len long, when given) and `targets`, when given, has the same shape."""
     if not isinstance(idx, torch.Tensor):
         raise ValueError(
             f"token ids must be a torch.Tensor of shape [B, T], got {type(idx).__name__}; "
@@ -64,6 +70,11 @@ def check_token_ids(idx: torch.Tensor, vocab_size: int, max_len: int | None = No
             f"token id {bad} is out of range for vocab_size={vocab_size} (valid ids are "
             f"0..{vocab_size - 1}); was the text encoded with a different tokenizer?"
         )
+    if targets is not None and targets.shape != idx.shape:
+        raise ValueError(
+            f"targets must have the same shape as idx {list(idx.shape)}, got "
+            f"{list(targets.shape)}; targets are idx shifted left by one position"
+        )
 
 
 def check_features(x: torch.Tensor, d: int, name: str = "x") -> None:
@@ -73,3 +84,37 @@ def check_features(x: torch.Tensor, d: int, name: str = "x") -> None:
         raise ValueError(f"{name} must be a floating-point tensor [B, T, {d}], got {got}")
     if x.dim() != 3 or x.shape[-1] != d:
         raise ValueError(f"{name} must have shape [B, T, {d}], got {list(x.shape)}")
+
+
+def check_attention_inputs(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None
+) -> None:
+    """Raise ValueError unless q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v] fit
+    together and the mask, if any, is boolean."""
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"need q [..., T_q, d_k], k [..., T_k, d_k] and v [..., T_k, d_v], got q "
+            f"{list(q.shape)}, k {list(k.shape)}, v {list(v.shape)}"
+        )
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError(
+            f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
+            "build it with gptlib.causal_mask(T)"
+        )
+
+
+def check_window(start: int, T: int, max_len: int) -> None:
+    """Raise ValueError unless positions start..start+T-1 fit in a window of max_len."""
+    if start + T > max_len:
+        raise ValueError(
+            f"positions {start}..{start + T - 1} exceed max_len={max_len}; crop the input to "
+            f"at most {max_len} tokens"
+        )
+
+
+def check_sinusoid(T: int, d: int, base: float) -> None:
+    """Raise ValueError unless T >= 1, d is even and >= 2, and base > 1."""
+    if T < 1 or d < 2 or d % 2:
+        raise ValueError(f"sinusoidal_positions needs T >= 1 and an even d >= 2, got T={T}, d={d}")
+    if base <= 1:
+        raise ValueError(f"base must be greater than 1, got {base}")

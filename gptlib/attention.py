@@ -1,6 +1,5 @@
-"""Scaled dot-product attention, the causal mask and multi-head causal self-attention.
+"""Scaled dot-product attention (notebook 02), the causal mask (03), multi-head attention (04).
 
-Introduced in notebooks 02 (attention), 03 (the causal mask) and 04 (multi-head attention).
 Shapes: B batch, h heads, T positions, d model width, d_h = d / h per-head width.
 """
 
@@ -13,7 +12,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib._validate import check_choice, check_features, check_heads
+from gptlib._validate import (
+    check_attention_inputs,
+    check_choice,
+    check_features,
+    check_heads,
+    check_window,
+)
 
 ATTENTION_IMPLS = ("sdpa", "explicit")
 
@@ -23,11 +28,9 @@ def causal_mask(
 ) -> torch.Tensor:
     """Boolean mask [T_q, T_k], True where query i may attend to key j (notebook 03).
 
-    True means *allowed*, as in `F.scaled_dot_product_attention`'s boolean `attn_mask` (the
-    chapter's picture marks the other triangle, the blocked scores, with −∞). Queries are the
-    last T_q of T_k positions (T_k defaults to T_q): query i sits at position i + T_k − T_q and
-    sees keys j up to there. With T_q == T_k this is the lower triangle; with a KV cache
-    (T_q new tokens after T_k − T_q cached ones) the band shifts right.
+    True means *allowed*, as in `F.scaled_dot_product_attention` (the chapter marks the blocked
+    scores instead). The queries are the last T_q of T_k positions: the lower triangle when
+    T_q == T_k, a band shifted right after T_k − T_q cached positions.
     """
     T_k = T_q if T_k is None else T_k
     if T_q < 1 or T_k < T_q:
@@ -43,24 +46,13 @@ def scaled_dot_product_attention(
     scale: bool = True,
     dropout_p: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """softmax(q kᵀ / √d_k) v, written out; returns (output, weights) (notebook 02).
+    """softmax(q kᵀ / √d_k) v written out → (output [..., T_q, d_v], weights [..., T_q, T_k]).
 
-    q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]; mask: boolean, broadcastable to
-    [..., T_q, T_k], True where attention is allowed (the other scores become −∞, so their
-    weights are exactly 0). `scale=False` skips the division by √d_k (notebook 02's saturation
-    demo); `dropout_p` drops weights before they mix the values (training only).
-    Returns output [..., T_q, d_v] and the weights [..., T_q, T_k], whose rows sum to 1.
+    q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v] (notebook 02). Where the boolean
+    mask is False the score becomes −∞ and the weight exactly 0. `scale=False` skips the √d_k;
+    `dropout_p` drops weights before they mix the values.
     """
-    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"need q [..., T_q, d_k], k [..., T_k, d_k] and v [..., T_k, d_v], got q "
-            f"{list(q.shape)}, k {list(k.shape)}, v {list(v.shape)}"
-        )
-    if mask is not None and mask.dtype != torch.bool:
-        raise ValueError(
-            f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
-            "build it with gptlib.causal_mask(T)"
-        )
+    check_attention_inputs(q, k, v, mask)
     scores = q @ k.transpose(-2, -1)  # [..., T_q, T_k]
     if scale:
         scores = scores / math.sqrt(q.shape[-1])
@@ -92,10 +84,7 @@ class KVCache:
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Store new k, v [B, h, T_new, d_h]; return all keys and values so far [B, h, T_k, d_h]."""
         T_new, end = k.shape[-2], self.filled + k.shape[-2]
-        if end > self.k.shape[-2]:
-            raise ValueError(
-                f"KV cache overflow: {end} positions needed, room for {self.k.shape[-2]}"
-            )
+        check_window(self.filled, T_new, self.k.shape[-2])
         self.k.narrow(2, self.filled, T_new).copy_(k)
         self.v.narrow(2, self.filled, T_new).copy_(v)
         self.filled = end
@@ -105,12 +94,10 @@ class KVCache:
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention with a fused qkv projection (notebook 04).
 
-    x [B, T, d] → qkv [B, T, 3d] → q, k, v [B, h, T, d_h] → weights [B, h, T, T] →
-    out [B, h, T, d_h] → merged [B, T, d] → y = merged W_O [B, T, d].
-    Two paths compute the same numbers: `impl="sdpa"` calls PyTorch's fused
-    `F.scaled_dot_product_attention`; `impl="explicit"` runs the softmax written out and passes
-    the weights through `self.weights`, an identity that forward hooks can read
-    (`gptlib.hooks.attention_weights`). `causal=False` drops the mask (notebook 03's pitfall).
+    x [B, T, d] → qkv [B, T, 3d] → q, k, v [B, h, T, d_h] → out [B, h, T, d_h] → [B, T, d] → W_O.
+    `impl="sdpa"` calls the fused `F.scaled_dot_product_attention`; `impl="explicit"` writes the
+    softmax out and passes the weights through `self.weights`, an identity that forward hooks
+    read (`gptlib.hooks`). `causal=False` drops the mask (notebook 03's pitfall).
     """
 
     def __init__(
@@ -144,11 +131,7 @@ class CausalSelfAttention(nn.Module):
         return t.transpose(1, 2).reshape(B, T, h * d_h)
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
-        """x [B, T, d] → y [B, T, d].
-
-        With a `cache` (generation), x holds only the new positions: their keys and values are
-        appended, and the queries attend to every cached position.
-        """
+        """x [B, T, d] → y [B, T, d]; with a `cache`, x holds only the new positions."""
         check_features(x, self.d_model)
         q, k, v = (self.split_heads(t) for t in self.qkv(x).split(self.d_model, dim=-1))
         if cache is not None:

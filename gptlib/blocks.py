@@ -53,11 +53,9 @@ def layer_norm(
 
 
 class LayerNorm(nn.Module):
-    """Layer normalisation with learned γ (`weight`) and β (`bias`), [..., d] → [..., d].
+    """`layer_norm` with learned γ (`weight`) and β (`bias`), [..., d] → [..., d] (notebook 06).
 
-    Introduced in notebook 06. Computes exactly `layer_norm`, through torch's fused kernel (one
-    pass instead of six elementwise operations). Parameter names match `nn.LayerNorm`, so state
-    dicts load into either.
+    Runs torch's fused kernel (one pass, not six); names match `nn.LayerNorm`'s state dict.
     """
 
     def __init__(self, d_model: int, eps: float = 1e-5, bias: bool = True) -> None:

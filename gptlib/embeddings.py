@@ -10,7 +10,7 @@ import math
 import torch
 from torch import nn
 
-from gptlib._validate import check_choice
+from gptlib._validate import check_choice, check_sinusoid, check_window
 
 POSITION_KINDS = ("learned", "sinusoidal", "none")
 
@@ -21,10 +21,7 @@ def sinusoidal_positions(T: int, d: int, base: float = 10000.0) -> torch.Tensor:
     Column pair (2i, 2i+1) holds sin and cos of pos / base^(2i/d): low columns turn fast,
     high columns slowly, so every position gets a distinct pattern.
     """
-    if T < 1 or d < 2 or d % 2:
-        raise ValueError(f"sinusoidal_positions needs T >= 1 and an even d >= 2, got T={T}, d={d}")
-    if base <= 1:
-        raise ValueError(f"base must be greater than 1, got {base}")
+    check_sinusoid(T, d, base)
     pos = torch.arange(T, dtype=torch.float32)[:, None]  # [T, 1]
     inv_freq = torch.exp(-math.log(base) * torch.arange(0, d, 2, dtype=torch.float32) / d)
     angles = pos * inv_freq  # [T, d/2]
@@ -54,11 +51,7 @@ class PositionalEmbedding(nn.Module):
 
     def forward(self, start: int, T: int, device: torch.device) -> torch.Tensor:
         """Vectors for positions start..start+T-1, [T, d]."""
-        if start + T > self.max_len:
-            raise ValueError(
-                f"positions {start}..{start + T - 1} exceed max_len={self.max_len}; "
-                f"crop the input to at most {self.max_len} tokens"
-            )
+        check_window(start, T, self.max_len)
         if self.kind == "learned":
             return self.table(torch.arange(start, start + T, device=device))
         if self.kind == "sinusoidal":

@@ -6,7 +6,6 @@ idx [B, T] → x [B, T, d] → L × Block → LN → lm_head → logits [B, T, V
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import asdict, dataclass
 
@@ -58,13 +57,9 @@ class GPTConfig:
 class GPT(nn.Module):
     """A decoder-only Transformer in the style of GPT-2 (notebooks 07 and 08).
 
-    forward(idx [B, T], targets [B, T] | None) → (logits [B, T, V], loss or None), where
-    targets are idx shifted left by one position (the next token at every position).
-
     Weights start as in GPT-2: normal with std 0.02, the projections that write into the
-    residual stream scaled by 1/√(2L). `embedding_std` sets the std of the token and learned
-    position tables; 1.0 is PyTorch's default for `nn.Embedding`, which the chapter's code keeps
-    (notebook 07 shows it memorising a short text much sooner than with 0.02).
+    residual stream scaled by 1/√(2L). `embedding_std` sets the std of the embedding tables;
+    the chapter's code keeps PyTorch's 1.0, which memorises a short text sooner (notebook 07).
     """
 
     def __init__(self, config: GPTConfig, embedding_std: float = 0.02) -> None:
@@ -82,10 +77,14 @@ class GPT(nn.Module):
         # Pre-LN needs a final norm before the unembedding; Post-LN blocks already end in one.
         self.ln_f = LayerNorm(c.d_model, bias=c.bias) if c.norm == "pre" else nn.Identity()
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)  # unembedding W_U: d → V
-        self.apply(functools.partial(_init_weights, embedding_std=embedding_std))
-        for name, p in self.named_parameters():
-            if name.endswith(("attn.proj.weight", "mlp.down.weight")):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.n_layers))
+        for name, p in self.named_parameters():  # GPT-2's initialisation; norms keep γ=1, β=0
+            if name.endswith("bias"):
+                nn.init.zeros_(p)
+            elif p.dim() == 2:
+                std = embedding_std if "emb" in name else 0.02
+                if name.endswith(("attn.proj.weight", "mlp.down.weight")):  # write to the stream
+                    std /= math.sqrt(2 * c.n_layers)
+                nn.init.normal_(p, mean=0.0, std=std)
         if c.tie_weights:
             self.lm_head.weight = self.tok_emb.weight  # W_U = Eᵀ
 
@@ -105,13 +104,8 @@ class GPT(nn.Module):
     def forward(
         self, idx: torch.Tensor, targets: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """idx [B, T] token ids → (logits [B, T, V], mean cross-entropy against targets or None)."""
-        check_token_ids(idx, self.config.vocab_size, self.config.max_len)
-        if targets is not None and targets.shape != idx.shape:
-            raise ValueError(
-                f"targets must have the same shape as idx {list(idx.shape)}, got "
-                f"{list(targets.shape)}; targets are idx shifted left by one position"
-            )
+        """idx [B, T] → (logits [B, T, V], mean cross-entropy or None); targets = idx shifted."""
+        check_token_ids(idx, self.config.vocab_size, self.config.max_len, targets)
         logits = self.lm_head(self.hidden(idx))  # [B, T, V]
         if targets is None:
             return logits, None
@@ -145,12 +139,10 @@ class GPT(nn.Module):
     ) -> torch.Tensor:
         """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebooks 07, 08).
 
-        temperature=0 is greedy decoding; top_k keeps the k likeliest tokens. The model reads a
-        window of at most max_len tokens; when it is full it slides forward by half (keeping
-        the last max_len // 2 tokens, whose positions restart at 0). With `use_cache` the
-        window's keys and values are kept per layer, so each step feeds only the new token
-        through the same blocks; without it the whole window is recomputed at every step.
-        Both give the same tokens.
+        temperature=0 is greedy; top_k keeps the k likeliest tokens. The model reads at most
+        max_len tokens; a full window slides forward to keep the last max_len // 2 (positions
+        restart at 0). `use_cache` keeps each layer's keys and values, so a step feeds only the
+        new token through the blocks; without it every step recomputes the window. Same tokens.
         """
         c = self.config
         check_token_ids(idx, c.vocab_size)
@@ -173,12 +165,3 @@ class GPT(nn.Module):
                 next_id = sample_next(self.lm_head(h[:, -1]), temperature, top_k, generator)
                 tokens = torch.cat([tokens, next_id], dim=1)
         return tokens.clone()  # made in inference mode; a clone is an ordinary tensor
-
-
-def _init_weights(module: nn.Module, embedding_std: float) -> None:
-    if isinstance(module, nn.Linear):
-        nn.init.normal_(module.weight, mean=0.0, std=0.02)
-        if module.bias is not None:
-            nn.init.zeros_(module.bias)
-    elif isinstance(module, nn.Embedding):
-        nn.init.normal_(module.weight, mean=0.0, std=embedding_std)

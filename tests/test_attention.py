@@ -146,7 +146,7 @@ def test_cache_appends_and_refuses_to_overflow():
     k, v = torch.randn(1, 2, 3, 3), torch.randn(1, 2, 3, 3)
     keys, values = cache.append(k, v)
     assert cache.filled == 3 and torch.equal(keys, k) and torch.equal(values, v)
-    with pytest.raises(ValueError, match="KV cache overflow: 5 positions needed, room for 4"):
+    with pytest.raises(ValueError, match=r"positions 3..4 exceed max_len=4"):
         cache.append(k[:, :, :2], v[:, :, :2])
 
 
