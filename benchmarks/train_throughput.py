@@ -65,13 +65,13 @@ class ChapterGPT(nn.Module):
         self.pos_emb = nn.Embedding(max_len, d_model)
         self.blocks = nn.ModuleList(ChapterBlock(d_model, n_heads) for _ in range(n_layers))
         self.ln_f = nn.LayerNorm(d_model)
-        self.head = nn.Linear(d_model, vocab_size, bias=False)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         x = self.tok_emb(idx) + self.pos_emb(torch.arange(idx.shape[1]))
         for block in self.blocks:
             x = block(x)
-        logits = self.head(self.ln_f(x))
+        logits = self.lm_head(self.ln_f(x))
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 

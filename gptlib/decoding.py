@@ -107,4 +107,4 @@ class Decoder:
         x = model.tok_emb(token) + model.pos_emb(position, 1, token.device)  # [B, d]
         for layer, cache in zip(self.layers, caches, strict=True):
             x = layer(x, cache)
-        return model.head(model.ln_f(x))
+        return model.lm_head(model.ln_f(x))

@@ -97,14 +97,14 @@ class GPT(nn.Module):
         )
         # Pre-LN needs a final norm before the unembedding; Post-LN blocks already end in one.
         self.ln_f = LayerNorm(c.d_model, bias=c.bias) if c.norm == "pre" else nn.Identity()
-        self.head = nn.Linear(c.d_model, c.vocab_size, bias=False)  # unembedding W_U
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)  # unembedding W_U
         self.apply(functools.partial(self._init_weights, embedding_std=embedding_std))
         # GPT-2: scale the projections that write into the residual stream by 1/√(2L).
         for name, p in self.named_parameters():
             if name.endswith(("attn.proj.weight", "mlp.down.weight")):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.n_layers))
         if c.tie_weights:
-            self.head.weight = self.tok_emb.weight
+            self.lm_head.weight = self.tok_emb.weight
 
     @staticmethod
     def _init_weights(module: nn.Module, embedding_std: float = 0.02) -> None:
@@ -150,7 +150,7 @@ class GPT(nn.Module):
                 f"{list(targets.shape)}; targets are idx shifted left by one position"
             )
         h, _ = self._hidden(idx)
-        logits = self.head(h)
+        logits = self.lm_head(h)
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.view(-1, c.vocab_size), targets.reshape(-1))
@@ -217,14 +217,14 @@ class GPT(nn.Module):
         self, tokens: list[torch.Tensor], start: int, state: dict
     ) -> torch.Tensor:
         h, _ = self._hidden(torch.stack(tokens[start:], dim=1))
-        return self.head(h[:, -1])
+        return self.lm_head(h[:, -1])
 
     def _cached_logits(self, tokens: list[torch.Tensor], start: int, state: dict) -> torch.Tensor:
         """Next-token logits [B, V], feeding only tokens not yet in the cache (state holds it)."""
         c = self.config
         if "caches" not in state:
             B = tokens[0].shape[0]
-            ref = self.head.weight
+            ref = self.lm_head.weight
             state["caches"] = [
                 KVCache.empty(
                     B, c.n_heads, c.max_len, c.d_model // c.n_heads, ref.device, ref.dtype
@@ -236,7 +236,7 @@ class GPT(nn.Module):
         if done < len(tokens) - 1:  # the prompt, or the window after a slide: one batched pass
             new = torch.stack(tokens[done:], dim=1)
             h, _ = self._hidden(new, start=done - start, caches=caches)
-            return self.head(h[:, -1])
+            return self.lm_head(h[:, -1])
         if "decoder" not in state:
             state["decoder"] = Decoder(self)
         return state["decoder"].step(tokens[-1], done - start, caches)

@@ -27,7 +27,7 @@ def test_tied_weights_are_counted_once_and_shared():
     untied = GPT(GPTConfig(vocab_size=65))
     tied = GPT(GPTConfig(vocab_size=65, tie_weights=True))
     assert untied.num_parameters() - tied.num_parameters() == 65 * 128
-    assert tied.head.weight is tied.tok_emb.weight
+    assert tied.lm_head.weight is tied.tok_emb.weight
 
 
 def test_initial_loss_is_about_log_vocab():

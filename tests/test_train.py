@@ -150,7 +150,7 @@ def test_a_non_finite_loss_stops_with_the_step_and_advice(bad_step):
     trainer = Trainer(model, TRAIN_IDS, VAL_IDS, small_config())
     trainer.run(max_steps=bad_step, progress=False)
     with torch.no_grad():
-        model.head.weight[0, 0] = float("nan")
+        model.lm_head.weight[0, 0] = float("nan")
     before = {k: v.clone() for k, v in model.state_dict().items()}
     with pytest.raises(
         NonFiniteLossError, match=f"loss became nan at step {bad_step}.*lower learning rate"

@@ -73,7 +73,7 @@ def with_causal(model: GPT, causal: bool) -> GPT:
     """
     twin = GPT(replace(model.config, causal=causal))
     twin.load_state_dict(model.state_dict())
-    return twin.to(model.head.weight.device).train(model.training)
+    return twin.to(model.lm_head.weight.device).train(model.training)
 
 
 def mask_twins(model: GPT) -> dict[bool, GPT]:

@@ -66,7 +66,7 @@ def next_char_report(
     seed: int = 0,
 ) -> NextCharReport:
     """The next-character distribution after `prompt` and a seeded sample of `n_sample` chars."""
-    device = model.head.weight.device
+    device = model.lm_head.weight.device
     idx = tokenizer.encode(prompt)[None].to(device)  # [1, T]
     was_training = model.training
     model.eval()

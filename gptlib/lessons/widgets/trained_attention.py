@@ -64,7 +64,7 @@ def attention_summary(
             f"layer must be in 0..{c.n_layers - 1} and head in 0..{c.n_heads - 1}, got "
             f"layer={layer}, head={head}"
         )
-    idx = tokenizer.encode(text)[None].to(model.head.weight.device)
+    idx = tokenizer.encode(text)[None].to(model.lm_head.weight.device)
     maps = model.attention_maps(idx)  # [L, 1, h, T, T]
     return AttentionSummary(layer, head, maps[layer, 0, head].cpu())
 

@@ -97,7 +97,7 @@ def test_twins_share_weights_and_differ_in_the_mask(model):
     twins = mask_twins(model.train())
     assert twins[True].config.causal and not twins[False].config.causal
     assert not twins[True].training and not twins[False].training
-    torch.testing.assert_close(twins[True].head.weight, twins[False].head.weight)
+    torch.testing.assert_close(twins[True].lm_head.weight, twins[False].lm_head.weight)
 
 
 @pytest.mark.parametrize("position", [0, 3, 8])

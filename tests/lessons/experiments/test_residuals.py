@@ -64,7 +64,7 @@ def test_activation_slopes_match_finite_differences():
 
 def test_deep_stack_applies_the_switches():
     model = residuals.deep_stack(3, residual=False, layer_norm=False)
-    assert model.head.weight.dtype == torch.float64
+    assert model.lm_head.weight.dtype == torch.float64
     assert all(not b.residual and isinstance(b.ln1, torch.nn.Identity) for b in model.blocks)
     assert isinstance(model.ln_f, torch.nn.Module) and not isinstance(model.ln_f, torch.nn.Identity)
 

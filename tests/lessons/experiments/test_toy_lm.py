@@ -95,7 +95,7 @@ def test_a_non_finite_loss_stops_the_run_and_leaves_nan():
     data = CharData.from_text(toy_corpus(200))
     model = _tiny_model(data.vocab_size)
     with torch.no_grad():
-        model.head.weight.fill_(math.inf)
+        model.lm_head.weight.fill_(math.inf)
     losses = train_losses(model, data, 5, 1e-3, seq_len=16)
     assert torch.isnan(losses).all()
 

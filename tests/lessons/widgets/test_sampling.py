@@ -19,7 +19,7 @@ def model():
         GPTConfig(vocab_size=TOKENIZER.vocab_size, d_model=32, n_heads=2, n_layers=1, max_len=32)
     )
     with torch.no_grad():
-        m.head.weight.mul_(40)  # a peaked distribution, as after training
+        m.lm_head.weight.mul_(40)  # a peaked distribution, as after training
     return m
 
 
