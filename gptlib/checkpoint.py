@@ -2,7 +2,10 @@
 
 Introduced in notebook 07. A checkpoint file holds plain data only (tensors, numbers, strings,
 lists and dicts), so it loads with `torch.load(weights_only=True)`, which cannot run code hidden
-in a file. It is written atomically: a crash mid-save leaves the previous file intact.
+in a file. It is written atomically: a crash mid-save leaves the previous file intact. A file
+that is not a checkpoint is refused with a ValueError that says what it is instead. Files of
+format version 1 (before the unembedding was renamed `lm_head`) convert with
+`upgrade_checkpoint`, or `python -m gptlib upgrade OLD NEW`.
 """
 
 from __future__ import annotations
@@ -73,7 +76,14 @@ class Checkpoint:
                 "checkpoint with checkpoint.build_model(), or use GPTConfig(**saved) with the "
                 "checkpoint's settings"
             )
-        model.load_state_dict(self.model_state)
+        try:
+            model.load_state_dict(self.model_state)
+        except RuntimeError as exc:  # names missing, unexpected or wrongly shaped weights
+            details = " ".join(str(exc).split())
+            raise ValueError(
+                f"the checkpoint's weights do not fit the model: {details}. The file is corrupt "
+                "or was edited; use another copy or retrain"
+            ) from exc
 
     def resume(
         self,

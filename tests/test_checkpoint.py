@@ -205,6 +205,19 @@ def test_other_format_versions_are_explained(tmp_path):
         load_checkpoint(tmp_path / "cut.pt")
 
 
+def test_weights_that_do_not_fit_are_named(tmp_path):
+    path = save_checkpoint(tmp_path / "w.pt", GPT(MODEL_CONFIG), TOKENIZER)
+    payload = torch.load(path, weights_only=True)
+    payload["model"]["head.weight"] = payload["model"].pop("lm_head.weight")  # v1 keys, v2 label
+    torch.save(payload, path)
+    with pytest.raises(
+        ValueError,
+        match=r"weights do not fit the model: .*Missing key\(s\) in state_dict: \"lm_head.weight\""
+        r".*Unexpected key\(s\) in state_dict: \"head.weight\".*use another copy or retrain",
+    ):
+        load_checkpoint(path).build_model()
+
+
 def save_version_1(path, model: GPT, tokenizer: CharTokenizer, trainer: Trainer | None = None):
     """Write a checkpoint as gptlib's format 1 did: the unembedding's key was head.weight."""
     state = {

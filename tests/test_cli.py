@@ -101,7 +101,7 @@ def test_errors_exit_with_one_line_and_status_1(offline, tmp_path, capsys):
 
 def test_module_entry_point_help_and_a_real_process(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TQDM_DISABLE": "1"}
-    for command in ("upgrade", "train", "sample"):
+    for command in ("train", "sample"):
         help_text = subprocess.run(
             [sys.executable, "-m", "gptlib", command, "--help"],
             capture_output=True, text=True, env=env, check=True,
@@ -170,3 +170,6 @@ def test_upgrade_converts_a_version_1_checkpoint(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("to")
     assert cli.main(["upgrade", str(new), str(tmp_path / "again.pt")]) == 1
     assert "only version 1 can be upgraded" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["upgrade", "--help"])
+    assert "usage: python -m gptlib upgrade [-h] old new" in capsys.readouterr().out

@@ -30,7 +30,7 @@ TINY_SHAKESPEARE_CHARS = 1_115_394
 CORPUS_NAMES = ("tinyshakespeare", "sonnets")
 
 
-def data_dir() -> Path | None:
+def _data_dir() -> Path | None:
     """The folder named by ``$GPTLIB_DATA_DIR``, or None when the variable is unset or empty."""
     value = os.environ.get(DATA_DIR_ENV)
     return Path(value).expanduser() if value else None
@@ -54,7 +54,7 @@ def tiny_shakespeare() -> str:
     Reads ``$GPTLIB_DATA_DIR/tinyshakespeare.txt`` if there is one, else the copy packaged with
     gptlib. Raises ValueError, with both checksums, for a copy that is not the real text.
     """
-    folder = data_dir()
+    folder = _data_dir()
     if folder is not None and (folder / TINY_SHAKESPEARE_FILE).is_file():
         override = folder / TINY_SHAKESPEARE_FILE
         return _verified(
@@ -76,7 +76,7 @@ def tiny_shakespeare() -> str:
 
 def _data_dir_corpora() -> dict[str, Path]:
     """Corpus name → file, for the .txt files in ``$GPTLIB_DATA_DIR`` (none if it is unset)."""
-    folder = data_dir()
+    folder = _data_dir()
     if folder is None or not folder.is_dir():
         return {}
     return {path.stem: path for path in sorted(folder.glob("*.txt")) if path.is_file()}
@@ -99,9 +99,11 @@ def load_corpus(name: str) -> str:
     if path.is_file():
         return path.read_text(encoding="utf-8")
     names = ", ".join([*CORPUS_NAMES, *(n for n in in_data_dir if n not in CORPUS_NAMES)])
-    folder = data_dir()
+    folder = _data_dir()
     if folder is None:
         hint = f"(or set {DATA_DIR_ENV} to a folder of .txt files and use their names)"
+    elif not folder.is_dir():
+        hint = f"({DATA_DIR_ENV}={folder} is not a folder)"
     else:
         hint = f"({DATA_DIR_ENV}={folder} provides its .txt files by name)"
     raise ValueError(

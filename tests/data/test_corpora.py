@@ -99,7 +99,7 @@ def test_a_copy_in_the_data_dir_is_used_and_verified(data_dir, monkeypatch):
         tiny_shakespeare()
 
 
-def test_other_corpora_by_name_from_the_data_dir(data_dir):
+def test_other_corpora_by_name_from_the_data_dir(data_dir, monkeypatch):
     (data_dir / "psalms.txt").write_text("The Lord is my shepherd", encoding="utf-8")
     (data_dir / "notes.md").write_text("not a corpus", encoding="utf-8")
     assert load_corpus("psalms") == "The Lord is my shepherd"
@@ -110,6 +110,9 @@ def test_other_corpora_by_name_from_the_data_dir(data_dir):
     message = str(info.value)
     assert "unknown corpus 'notes': use one of tinyshakespeare, sonnets, psalms " in message
     assert f"GPTLIB_DATA_DIR={data_dir} provides its .txt files by name" in message
+    monkeypatch.setenv("GPTLIB_DATA_DIR", str(data_dir / "nowhere"))
+    with pytest.raises(ValueError, match=r"GPTLIB_DATA_DIR=.*nowhere is not a folder\)"):
+        load_corpus("psalms")
 
 
 def test_load_corpus_by_path_and_unknown_names(offline, tmp_path):
