@@ -14,6 +14,9 @@ TORCH_INDEX ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+# JupyterLab refuses to start as root (as in most containers) unless told --allow-root.
+USER_ID ?= $(shell id -u)
+LAB_FLAGS := $(if $(filter 0,$(USER_ID)),--allow-root)
 
 .PHONY: setup lab test notebooks lint bench
 
@@ -26,7 +29,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lab: setup
-	$(BIN)/jupyter lab notebooks/00_start_here.ipynb
+	$(BIN)/jupyter lab $(LAB_FLAGS) notebooks/00_start_here.ipynb
 
 test: setup
 	$(BIN)/ruff check .

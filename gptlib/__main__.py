@@ -1,4 +1,4 @@
-"""`python -m gptlib train|sample`: see gptlib.cli."""
+"""`python -m gptlib train|sample|upgrade`: see gptlib.cli."""
 
 import sys
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,13 +15,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
     The temporary file lives in the same directory, so `os.replace` is a rename on one file
     system (atomic on POSIX and Windows). If the body raises, `path` is left untouched and the
-    temporary file is removed.
+    temporary file is removed. The file gets the permissions of any file the user creates
+    (0o666 minus the umask), not the 0o600 of `tempfile.mkstemp`.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
+    # O_EXCL: never reuse a file someone else made; mode 0o666 lets the kernel apply the umask
+    # (and any default ACL) as it does for every file the user writes.
+    os.close(os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
         yield tmp_path
         with open(tmp_path, "rb") as f:

@@ -2,13 +2,20 @@
 
 Introduced in notebook 07. A checkpoint file holds plain data only (tensors, numbers, strings,
 lists and dicts), so it loads with `torch.load(weights_only=True)`, which cannot run code hidden
-in a file. It is written atomically: a crash mid-save leaves the previous file intact.
+in a file. It is written atomically: a crash mid-save leaves the previous file intact. A file
+that is not a checkpoint is refused with a ValueError that says what it is instead. Files of
+format version 1 (before the unembedding was renamed `lm_head`) convert with
+`upgrade_checkpoint`, or `python -m gptlib upgrade OLD NEW`.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import pickle
+import re
+import shlex
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +28,15 @@ from gptlib.model import GPT, GPTConfig
 from gptlib.train import TrainConfig, Trainer
 
 FORMAT = "gptlib-checkpoint"
-VERSION = 1
+VERSION = 2  # 2: the unembedding GPT.head became GPT.lm_head
+PAYLOAD_KEYS = ("format", "version", "model_config", "tokenizer", "model", "trainer", "meta")
+_RENAMED_IN_V2 = {"head.weight": "lm_head.weight"}
+# How files begin: torch.save's zip archive; its legacy format (a pickled magic number); any
+# pickle of protocol 2 or later.
+_ZIP_MAGIC = b"PK\x03\x04"
+_LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."
+_PICKLE_PROTOCOLS = (b"\x02", b"\x03", b"\x04", b"\x05")
+_UNSAFE_OBJECT = re.compile(r"Unsupported (global|class)[^.\n]*")
 
 
 @dataclass
@@ -61,7 +76,14 @@ class Checkpoint:
                 "checkpoint with checkpoint.build_model(), or use GPTConfig(**saved) with the "
                 "checkpoint's settings"
             )
-        model.load_state_dict(self.model_state)
+        try:
+            model.load_state_dict(self.model_state)
+        except RuntimeError as exc:  # names missing, unexpected or wrongly shaped weights
+            details = " ".join(str(exc).split())
+            raise ValueError(
+                f"the checkpoint's weights do not fit the model: {details}. The file is corrupt "
+                "or was edited; use another copy or retrain"
+            ) from exc
 
     def resume(
         self,
@@ -124,40 +146,185 @@ def _cpu_state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Read a checkpoint with `torch.load(weights_only=True)`; clear errors for bad files."""
+    """Read a checkpoint with `torch.load(weights_only=True)`.
+
+    A missing file raises FileNotFoundError; anything else that is not a readable checkpoint of
+    this format version (a text file, random bytes, a directory, a plain tensor, a cut-off or
+    unsafe file, an older or newer format) raises ValueError naming the path and what it holds.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}; train one with `python -m gptlib train`")
+    payload = _read_payload(path)
+    version = payload.get("version")
+    if version != VERSION:
+        raise ValueError(_version_message(path, version))
+    missing = [key for key in PAYLOAD_KEYS if key not in payload]
+    if missing:
+        raise _not_a_checkpoint(
+            path, f"a torch file with gptlib's '{FORMAT}' marker but without {', '.join(missing)}"
+        )
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as exc:
+        model_config = GPTConfig(**payload["model_config"])
+        tokenizer = CharTokenizer.from_dict(payload["tokenizer"])
+    except (TypeError, KeyError, AttributeError) as exc:
         raise ValueError(
-            f"{path} contains Python objects other than tensors and plain data, so it was not "
-            "loaded: unpickling such objects can run arbitrary code. gptlib checkpoints never "
-            "contain them; only load this file with weights_only=False if you trust its source"
+            f"{path} has gptlib's '{FORMAT}' marker, but its model config or tokenizer cannot be "
+            f"read ({type(exc).__name__}: {_first_line(exc)}); it is corrupt: use another copy or "
+            "retrain"
         ) from exc
-    except (PermissionError, FileNotFoundError):
-        raise
-    except (RuntimeError, EOFError, KeyError, OSError) as exc:
-        raise ValueError(
-            f"{path} is truncated or corrupt ({type(exc).__name__}: {str(exc)[:80]}); it may "
-            "have been cut off by a full disk or an interrupted copy. Use an earlier checkpoint "
-            "or train again"
-        ) from exc
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ValueError(
-            f"{path} is not a gptlib checkpoint (no '{FORMAT}' marker); write checkpoints with "
-            "gptlib.checkpoint.save_checkpoint"
-        )
-    if payload.get("version") != VERSION:
-        raise ValueError(
-            f"{path} has checkpoint format version {payload.get('version')}, this gptlib reads "
-            f"version {VERSION}; load it with the gptlib version that wrote it"
-        )
     return Checkpoint(
-        model_config=GPTConfig(**payload["model_config"]),
-        tokenizer=CharTokenizer.from_dict(payload["tokenizer"]),
+        model_config=model_config,
+        tokenizer=tokenizer,
         model_state=payload["model"],
         trainer_state=payload["trainer"],
-        meta=payload.get("meta", {}),
+        meta=payload["meta"],
     )
+
+
+def upgrade_checkpoint(old: str | os.PathLike, new: str | os.PathLike) -> Path:
+    """Rewrite the format-1 checkpoint `old` as format 2 at `new`, atomically; return `new`.
+
+    Format 2 renamed the unembedding `GPT.head` to `GPT.lm_head` (state-dict key `head.weight`
+    → `lm_head.weight`); the weights, tokenizer, trainer state and meta are kept as they are.
+    `new` may be `old` itself.
+    """
+    old = Path(old)
+    payload = _read_payload(old)
+    version = payload.get("version")
+    if version != 1:
+        already = "; it loads as it is" if version == VERSION else ""
+        raise ValueError(
+            f"{old} has checkpoint format version {version!r}, and only version 1 can be "
+            f"upgraded (to version {VERSION}){already}"
+        )
+    state = payload.get("model")
+    if not isinstance(state, dict) or not set(_RENAMED_IN_V2) <= set(state):
+        raise ValueError(
+            f"{old} says it is a version-1 checkpoint but its model weights lack "
+            f"{', '.join(_RENAMED_IN_V2)}; it is corrupt: use another copy or retrain"
+        )
+    upgraded = {
+        **payload,
+        "version": VERSION,
+        "model": {_RENAMED_IN_V2.get(key, key): value for key, value in state.items()},
+    }
+    with atomic_path(new) as tmp:
+        torch.save(upgraded, tmp)
+    return Path(new)
+
+
+def _read_payload(path: Path) -> dict:
+    """The dict inside a file that carries gptlib's format marker, of any format version."""
+    if path.is_dir():
+        found = sorted(p.name for p in path.glob("*.pt"))
+        inside = f" holding {', '.join(found)}: pass one of them" if found else ""
+        raise _not_a_checkpoint(path, f"a directory{inside}")
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}; train one with `python -m gptlib train`")
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    foreign = _foreign_content(head, path.stat().st_size)
+    if foreign:
+        raise _not_a_checkpoint(path, foreign)
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    # Whatever torch raises here comes from parsing bytes that are not what it expects; none of
+    # it should reach the user as a traceback from inside torch's unpickler.
+    except Exception as exc:
+        raise _unreadable(path, head, exc) from exc
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise _not_a_checkpoint(
+            path,
+            f"a torch file holding {_describe(payload)}, without gptlib's '{FORMAT}' marker",
+        )
+    return payload
+
+
+def _not_a_checkpoint(path: Path, what: str) -> ValueError:
+    return ValueError(
+        f"{path} is not a gptlib checkpoint: it is {what}. Checkpoints are written by "
+        "`python -m gptlib train` or gptlib.checkpoint.save_checkpoint"
+    )
+
+
+def _foreign_content(head: bytes, size: int) -> str | None:
+    """What a file is when its first bytes `head` rule out both formats torch.save writes."""
+    if size == 0:
+        return "an empty file (0 bytes), perhaps cut off by a full disk or an interrupted copy"
+    if head.startswith((_ZIP_MAGIC, _LEGACY_TORCH_MAGIC)):
+        return None
+    if head[:1] == b"\x80" and head[1:2] in _PICKLE_PROTOCOLS:
+        return f"a Python pickle of {size:,} bytes (protocol {head[1]}), not one torch.save wrote"
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head).removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        text = None
+    if text and all(c.isprintable() or c in "\t\n\r\f\v" for c in text):
+        return f"a text file of {size:,} bytes starting with {text[:40]!r}"
+    return (
+        f"{size:,} bytes of binary data, neither a zip archive nor a pickle (the two formats "
+        f"torch.save writes); random-looking or another format, starting {head[:8].hex(' ')}"
+    )
+
+
+def _unreadable(path: Path, head: bytes, exc: Exception) -> ValueError:
+    """The error for a file in one of torch's formats that torch.load refused."""
+    unsafe = _UNSAFE_OBJECT.search(str(exc)) if isinstance(exc, pickle.UnpicklingError) else None
+    if unsafe:
+        return ValueError(
+            f"{path} contains Python objects other than tensors and plain data "
+            f"({unsafe.group(0)}), so it was not loaded: unpickling such objects can run "
+            "arbitrary code. gptlib checkpoints never contain them; only load this file with "
+            "weights_only=False if you trust its source"
+        )
+    if head.startswith(_ZIP_MAGIC) and _is_foreign_zip(path):
+        return _not_a_checkpoint(path, "a zip archive that torch.save did not write")
+    return ValueError(
+        f"{path} is truncated or corrupt ({type(exc).__name__}: {_first_line(exc)}); it may have "
+        "been cut off by a full disk or an interrupted copy, or not be a torch file at all. Use "
+        "an earlier checkpoint or train again"
+    )
+
+
+def _is_foreign_zip(path: Path) -> bool:
+    """Whether `path` is an intact zip archive without torch's layout (…/data.pkl inside)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return not any(name.endswith("/data.pkl") for name in archive.namelist())
+    except zipfile.BadZipFile:  # e.g. a torch file cut off before its zip directory
+        return False
+
+
+def _describe(obj: object) -> str:
+    if isinstance(obj, torch.Tensor):
+        return f"a tensor of shape {list(obj.shape)}"
+    if isinstance(obj, dict):
+        if not obj:
+            return "an empty dict"
+        keys = ", ".join(repr(k) for k in list(obj)[:4])
+        return f"a dict with keys {keys}{', ...' if len(obj) > 4 else ''}"
+    return f"a {type(obj).__name__}"
+
+
+def _first_line(exc: BaseException) -> str:
+    """The informative line of an error (for torch's weights-only unpickler: its own reason)."""
+    text = str(exc)
+    _, marker, reason = text.partition("WeightsUnpickler error:")
+    lines = [line.strip() for line in (reason if marker else text).splitlines() if line.strip()]
+    return lines[0][:100] if lines else "no details"
+
+
+def _version_message(path: Path, version: object) -> str:
+    if version == 1:
+        new = path.with_name(f"{path.stem}_v{VERSION}{path.suffix}")
+        return (
+            f"{path} is a gptlib checkpoint of format version 1; this gptlib reads version "
+            f"{VERSION}, in which the unembedding GPT.head is called GPT.lm_head. Convert it "
+            f"with `python -m gptlib upgrade {shlex.quote(str(path))} "
+            f"{shlex.quote(str(new))}`, or retrain"
+        )
+    if isinstance(version, int) and version > VERSION:
+        return (
+            f"{path} is a gptlib checkpoint of format version {version}, newer than this gptlib "
+            f"reads (version {VERSION}); update gptlib to load it"
+        )
+    return f"{path} has an unknown checkpoint format version {version!r}; gptlib reads {VERSION}"

@@ -1,13 +1,15 @@
-"""The command line: `python -m gptlib train` and `python -m gptlib sample` (notebook 07).
+"""The command line: `python -m gptlib train|sample|upgrade` (notebook 07).
 
-    python -m gptlib train                       # a small GPT on the best corpus found offline
+    python -m gptlib train                       # the chapter's GPT on Tiny Shakespeare
     python -m gptlib train --corpus tinyshakespeare --time-budget 60 --out shakespeare.pt
     python -m gptlib train --resume shakespeare.pt --steps 3000
     python -m gptlib sample --checkpoint shakespeare.pt --prompt "ROMEO:" --temperature 0.8
+    python -m gptlib upgrade old.pt new.pt       # a checkpoint of an older gptlib, converted
 
 `train` shows a progress bar on stderr, saves a checkpoint at every held-out estimate, and ends
 by printing one line of JSON on stdout: steps, tokens, seconds, train_loss, val_loss,
-tokens_per_s.
+tokens_per_s. Every command reports a bad input (a file that is not a checkpoint, an unknown
+corpus, a diverging run) as one `error: ...` line on stderr and exit status 1.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from collections.abc import Sequence
 
 import torch
 
-from gptlib.checkpoint import load_checkpoint, save_checkpoint
+from gptlib.checkpoint import VERSION, load_checkpoint, save_checkpoint, upgrade_checkpoint
 from gptlib.data.batches import train_val_split
-from gptlib.data.corpora import CorpusUnavailableError, default_corpus, load_corpus
+from gptlib.data.corpora import default_corpus, load_corpus
 from gptlib.data.tokenizer import CharTokenizer
 from gptlib.device import pick_device, seed_everything
 from gptlib.model import GPT, GPTConfig
@@ -51,14 +53,13 @@ def _train_parser(sub: argparse._SubParsersAction) -> None:
         "train",
         help="train a character-level GPT",
         description="Train a character-level GPT and save a checkpoint. With no arguments: the "
-        "chapter's model on Tiny Shakespeare if it is in $GPTLIB_DATA_DIR or the cache, else "
-        "on the embedded sonnets; no download.",
+        "chapter's model on Tiny Shakespeare, which ships with gptlib (no download).",
     )
     data = p.add_argument_group("data")
     data.add_argument(
         "--corpus",
-        help="tinyshakespeare (downloaded once if needed), sonnets (embedded) or the path of a "
-        "text file; default: Tiny Shakespeare if available offline, else the sonnets",
+        help="tinyshakespeare (the default; packaged), sonnets (embedded), the name of a .txt "
+        "file in $GPTLIB_DATA_DIR, or the path of a text file",
     )
     data.add_argument("--val-fraction", type=float, default=0.1, help="held-out tail (0.1)")
     run = p.add_argument_group("training (with --resume: the saved run's values unless given)")
@@ -105,14 +106,26 @@ def _sample_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="cpu, cuda or mps (default: the best available)")
 
 
+def _upgrade_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "upgrade",
+        help="convert a checkpoint written by an older gptlib",
+        description=f"Rewrite a checkpoint of format version 1 as version {VERSION} (the "
+        "unembedding GPT.head is now GPT.lm_head; everything else is kept).",
+    )
+    p.add_argument("old", help="the version-1 checkpoint")
+    p.add_argument("new", help="where to write the upgraded checkpoint (may be OLD itself)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m gptlib",
         description="Train and sample a character-level GPT (the chapter's model).",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,sample}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,sample,upgrade}")
     _train_parser(sub)
     _sample_parser(sub)
+    _upgrade_parser(sub)
     return parser
 
 
@@ -191,9 +204,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "train":
             print(json.dumps(train(args)), flush=True)
-        else:
+        elif args.command == "sample":
             print(sample(args), flush=True)
-    except (ValueError, FileNotFoundError, CorpusUnavailableError, NonFiniteLossError) as exc:
+        else:
+            upgrade_checkpoint(args.old, args.new)
+            print(f"wrote {args.new} (checkpoint format version {VERSION})", flush=True)
+    except (ValueError, OSError, NonFiniteLossError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -1,14 +1,20 @@
-"""Checkpoints: exact resume, atomic writes, and clear errors for unsafe, foreign or cut files."""
+"""Checkpoints: exact resume, atomic writes, format upgrades, and clear errors for unsafe,
+foreign or cut files."""
 
 import builtins
 import os
+import pickle
+import random
+import re
+import stat
+import zipfile
 
 import pytest
 import torch
 
 import gptlib.checkpoint as checkpoint_module
 from gptlib import GPT, GPTConfig, seed_everything
-from gptlib.checkpoint import load_checkpoint, save_checkpoint
+from gptlib.checkpoint import load_checkpoint, save_checkpoint, upgrade_checkpoint
 from gptlib.data import SONNETS, CharTokenizer, train_val_split
 from gptlib.train import TrainConfig, Trainer
 
@@ -121,10 +127,13 @@ def test_a_failed_save_leaves_the_previous_checkpoint_intact(tmp_path, monkeypat
 def test_truncated_file_is_explained(tmp_path):
     path = save_checkpoint(tmp_path / "w.pt", GPT(MODEL_CONFIG), TOKENIZER)
     data = path.read_bytes()
-    for cut in (0, 100, len(data) // 2, len(data) - 10):
+    for cut in (100, len(data) // 2, len(data) - 10):
         path.write_bytes(data[:cut])
         with pytest.raises(ValueError, match="truncated or corrupt"):
             load_checkpoint(path)
+    path.write_bytes(b"")
+    with pytest.raises(ValueError, match="is not a gptlib checkpoint: it is an empty file"):
+        load_checkpoint(path)
 
 
 class _Payload:
@@ -142,12 +151,141 @@ def test_unsafe_pickle_is_refused_without_running_it(tmp_path):
     assert not hasattr(builtins, "GPTLIB_PWNED")
 
 
-def test_foreign_and_missing_files_are_explained(tmp_path):
-    torch.save({"weights": torch.ones(2)}, tmp_path / "other.pt")
-    with pytest.raises(ValueError, match="not a gptlib checkpoint"):
-        load_checkpoint(tmp_path / "other.pt")
-    torch.save({"format": "gptlib-checkpoint", "version": 99}, tmp_path / "future.pt")
-    with pytest.raises(ValueError, match="format version 99"):
-        load_checkpoint(tmp_path / "future.pt")
-    with pytest.raises(FileNotFoundError, match="no checkpoint at"):
+def not_a_checkpoint(path, what: str) -> str:
+    """The start of the error for `path`, as a regular expression."""
+    return re.escape(f"{path} is not a gptlib checkpoint: it is {what}")
+
+
+def test_files_that_are_not_checkpoints_are_named_for_what_they_are(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Shopping list:\n- flour\n- eggs\n", encoding="utf-8")
+    noise = tmp_path / "noise.bin"
+    noise.write_bytes(bytes([0xC5, 0xD7, 0x14, 0x84]) + random.Random(0).randbytes(4092))
+    empty = tmp_path / "empty.pt"
+    empty.touch()
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "a.pt").touch()
+    tensor = tmp_path / "tensor.pt"
+    torch.save(torch.ones(2, 3), tensor)
+    legacy = tmp_path / "legacy.pt"  # torch's pre-1.6 format, which torch.load still reads
+    torch.save(torch.ones(4), legacy, _use_new_zipfile_serialization=False)
+    state_dict = tmp_path / "state_dict.pt"
+    torch.save(GPT(MODEL_CONFIG).state_dict(), state_dict)
+    pickled = tmp_path / "data.pkl"
+    pickled.write_bytes(pickle.dumps({"a": 1}, protocol=4))
+    archive = tmp_path / "photos.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("photo.txt", "not a photo")
+    expected = {
+        notes: not_a_checkpoint(notes, "a text file of 30 bytes starting with 'Shopping list:\\n"),
+        noise: not_a_checkpoint(noise, "4,096 bytes of binary data, neither a zip archive nor")
+        + ".*starting c5 d7 14 84",
+        empty: not_a_checkpoint(empty, "an empty file (0 bytes)"),
+        folder: not_a_checkpoint(folder, "a directory holding a.pt: pass one of them"),
+        tensor: not_a_checkpoint(tensor, "a torch file holding a tensor of shape [2, 3], without"),
+        legacy: not_a_checkpoint(legacy, "a torch file holding a tensor of shape [4], without"),
+        state_dict: not_a_checkpoint(state_dict, "a torch file holding a dict with keys 'tok_emb"),
+        pickled: not_a_checkpoint(pickled, "a Python pickle of 21 bytes (protocol 4)"),
+        archive: not_a_checkpoint(archive, "a zip archive that torch.save did not write"),
+    }
+    for path, message in expected.items():
+        with pytest.raises(ValueError, match=message):
+            load_checkpoint(path)
+    with pytest.raises(FileNotFoundError, match="no checkpoint at .*missing.pt"):
         load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_other_format_versions_are_explained(tmp_path):
+    torch.save({"format": "gptlib-checkpoint", "version": 99}, tmp_path / "future.pt")
+    with pytest.raises(ValueError, match="format version 99, newer than .* update gptlib"):
+        load_checkpoint(tmp_path / "future.pt")
+    torch.save({"format": "gptlib-checkpoint", "version": 2}, tmp_path / "cut.pt")
+    with pytest.raises(ValueError, match="marker but without model_config, tokenizer, model"):
+        load_checkpoint(tmp_path / "cut.pt")
+
+
+def test_weights_that_do_not_fit_are_named(tmp_path):
+    path = save_checkpoint(tmp_path / "w.pt", GPT(MODEL_CONFIG), TOKENIZER)
+    payload = torch.load(path, weights_only=True)
+    payload["model"]["head.weight"] = payload["model"].pop("lm_head.weight")  # v1 keys, v2 label
+    torch.save(payload, path)
+    with pytest.raises(
+        ValueError,
+        match=r"weights do not fit the model: .*Missing key\(s\) in state_dict: \"lm_head.weight\""
+        r".*Unexpected key\(s\) in state_dict: \"head.weight\".*use another copy or retrain",
+    ):
+        load_checkpoint(path).build_model()
+
+
+def save_version_1(path, model: GPT, tokenizer: CharTokenizer, trainer: Trainer | None = None):
+    """Write a checkpoint as gptlib's format 1 did: the unembedding's key was head.weight."""
+    state = {
+        ("head.weight" if key == "lm_head.weight" else key): value.detach().cpu()
+        for key, value in model.state_dict().items()
+    }
+    payload = {
+        "format": "gptlib-checkpoint",
+        "version": 1,
+        "model_config": model.config.to_dict(),
+        "tokenizer": tokenizer.to_dict(),
+        "model": state,
+        "trainer": None if trainer is None else trainer.state_dict(),
+        "meta": {"corpus": "sonnets"},
+    }
+    torch.save(payload, path)
+    return path
+
+
+def test_a_version_1_file_says_how_to_upgrade_and_upgrades_exactly(tmp_path):
+    uninterrupted = fresh_trainer()
+    uninterrupted.run(progress=False)
+    paused = fresh_trainer()
+    paused.run(max_steps=7, progress=False)
+    old = save_version_1(tmp_path / "old run.pt", paused.model, TOKENIZER, paused)
+    assert "head.weight" in torch.load(old, weights_only=True)["model"]
+
+    with pytest.raises(ValueError) as info:
+        load_checkpoint(old)
+    message = str(info.value)
+    assert f"{old} is a gptlib checkpoint of format version 1; this gptlib reads version 2" in (
+        message
+    )
+    assert f"python -m gptlib upgrade '{old}' '{tmp_path / 'old run_v2.pt'}'" in message
+    assert message.endswith("or retrain")
+
+    new = upgrade_checkpoint(old, tmp_path / "new.pt")
+    payload = torch.load(new, weights_only=True)
+    assert payload["version"] == 2
+    assert list(payload["model"]) == list(paused.model.state_dict())  # lm_head.weight, in place
+    saved = load_checkpoint(new)
+    assert saved.meta == {"corpus": "sonnets"}
+    idx = TOKENIZER.encode("Shall I compare")[None]
+    assert torch.equal(saved.build_model()(idx)[0], paused.model.eval()(idx)[0])
+    resumed = saved.resume(GPT(saved.model_config), TRAIN_IDS, VAL_IDS)
+    resumed.run(progress=False)
+    assert resumed.history.train_loss == uninterrupted.history.train_loss  # optimizer state kept
+
+
+def test_upgrading_in_place_and_refusals(tmp_path):
+    path = save_version_1(tmp_path / "w.pt", GPT(MODEL_CONFIG), TOKENIZER)
+    assert upgrade_checkpoint(path, path) == path
+    assert load_checkpoint(path).trainer_state is None
+    assert os.listdir(tmp_path) == ["w.pt"]
+    with pytest.raises(ValueError, match="version 2, and only version 1 .* loads as it is"):
+        upgrade_checkpoint(path, tmp_path / "again.pt")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello", encoding="utf-8")
+    with pytest.raises(ValueError, match="notes.txt is not a gptlib checkpoint: it is a text"):
+        upgrade_checkpoint(notes, tmp_path / "x.pt")
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt", "w.pt"]
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+def test_a_checkpoint_gets_the_permissions_the_umask_gives(tmp_path, umask, mode):
+    before = os.umask(umask)
+    try:
+        path = save_checkpoint(tmp_path / "w.pt", GPT(MODEL_CONFIG), TOKENIZER)
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(path.stat().st_mode) == mode

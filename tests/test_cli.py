@@ -1,17 +1,23 @@
-"""`python -m gptlib train|sample`: help, a tiny end-to-end run, resume, the offline default."""
+"""`python -m gptlib train|sample|upgrade`: help, a tiny end-to-end run, resume, the offline
+default, and one `error:` line (never a traceback) for files that are not checkpoints."""
 
 import json
 import os
+import random
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 import gptlib.cli as cli
-import gptlib.data.corpora as corpora
+from gptlib import GPT, GPTConfig
 from gptlib.checkpoint import load_checkpoint
+from gptlib.data import CharTokenizer
 from gptlib.train import TrainConfig
+from tests.test_checkpoint import save_version_1
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = [
@@ -23,15 +29,15 @@ SUMMARY_KEYS = {"steps", "tokens", "seconds", "train_loss", "val_loss", "tokens_
 
 
 @pytest.fixture
-def offline(tmp_path, monkeypatch):
-    """No data dir, an empty cache, no network."""
+def offline(monkeypatch):
+    """No data dir and no network."""
     monkeypatch.delenv("GPTLIB_DATA_DIR", raising=False)
-    monkeypatch.setenv("GPTLIB_CACHE", str(tmp_path / "cache"))
 
-    def no_network(url, timeout=30.0):
+    def no_network(*args, **kwargs):
         raise OSError("network is unreachable")
 
-    monkeypatch.setattr(corpora, "_fetch", no_network)
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
 
 
 def last_json_line(text: str) -> dict:
@@ -78,7 +84,7 @@ def test_no_arguments_trains_the_chapter_model_offline(offline, tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     assert cli.main(["train", "--no-progress"]) == 0
     captured = capsys.readouterr()
-    assert "corpus sonnets" in captured.err  # nothing cached, no network: the embedded corpus
+    assert "corpus tinyshakespeare: 1,115,394 characters, vocabulary 65" in captured.err
     assert last_json_line(captured.out)["steps"] == 2
     saved = load_checkpoint(tmp_path / "gptlib_model.pt")
     assert (saved.model_config.d_model, saved.model_config.n_layers) == (128, 4)
@@ -87,8 +93,6 @@ def test_no_arguments_trains_the_chapter_model_offline(offline, tmp_path, monkey
 def test_errors_exit_with_one_line_and_status_1(offline, tmp_path, capsys):
     assert cli.main(["train", "--corpus", "shakespear", "--no-progress"]) == 1
     assert "error: unknown corpus 'shakespear'" in capsys.readouterr().err
-    assert cli.main(["train", "--corpus", "tinyshakespeare", "--no-progress"]) == 1
-    assert "could not download Tiny Shakespeare" in capsys.readouterr().err
     assert cli.main(["sample", "--checkpoint", str(tmp_path / "none.pt")]) == 1
     assert "error: no checkpoint at" in capsys.readouterr().err
     assert cli.main(["train", *TINY, "--lr", "2.0"]) == 1
@@ -110,3 +114,62 @@ def test_module_entry_point_help_and_a_real_process(tmp_path):
     )  # fmt: skip
     assert SUMMARY_KEYS <= set(last_json_line(done.stdout))
     assert len(done.stdout.strip().splitlines()) == 1  # stdout holds the summary only
+
+
+def test_files_that_are_not_checkpoints_end_in_one_error_line(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("ROMEO: hello\n", encoding="utf-8")
+    noise = tmp_path / "noise.pt"
+    noise.write_bytes(b"\x00\xff" + random.Random(1).randbytes(998))
+    empty = tmp_path / "empty.pt"
+    empty.touch()
+    tensor = tmp_path / "tensor.pt"
+    torch.save(torch.zeros(3), tensor)
+    expected = {
+        notes: "a text file of 13 bytes starting with 'ROMEO: hello\\n'",
+        noise: "1,000 bytes of binary data",
+        empty: "an empty file",
+        tmp_path: "a directory",
+        tensor: "a torch file holding a tensor of shape [3]",
+    }
+    for path, what in expected.items():
+        for command in (["sample", "--checkpoint", str(path)], ["train", "--resume", str(path)]):
+            assert cli.main(command) == 1
+            err = capsys.readouterr().err
+            assert err.startswith(f"error: {path} is not a gptlib checkpoint: it is {what}"), err
+            assert len(err.strip().splitlines()) == 1
+    assert cli.main(["sample", "--checkpoint", str(tmp_path / "missing.pt")]) == 1
+    assert capsys.readouterr().err.startswith(f"error: no checkpoint at {tmp_path / 'missing.pt'}")
+
+
+def test_a_text_file_as_checkpoint_in_a_real_process(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("First Citizen:\nBefore we proceed any further, hear me speak.\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "gptlib", "sample", "--checkpoint", str(notes)],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"error: {notes} is not a gptlib checkpoint: it is a text file of 61 bytes starting with "
+        "'First Citizen:\\nBefore we proceed any fur'. Checkpoints are written by `python -m "
+        "gptlib train` or gptlib.checkpoint.save_checkpoint\n"
+    )
+
+
+def test_upgrade_converts_a_version_1_checkpoint(tmp_path, capsys):
+    tokenizer = CharTokenizer.from_text("to be or not to be")
+    model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, n_layers=1))
+    old = save_version_1(tmp_path / "old.pt", model, tokenizer)
+    new = tmp_path / "new.pt"
+    assert cli.main(["sample", "--checkpoint", str(old), "--n", "5"]) == 1
+    assert f"python -m gptlib upgrade {old} {tmp_path / 'old_v2.pt'}" in capsys.readouterr().err
+    assert cli.main(["upgrade", str(old), str(new)]) == 0
+    assert capsys.readouterr().out == f"wrote {new} (checkpoint format version 2)\n"
+    assert cli.main(["sample", "--checkpoint", str(new), "--prompt", "to", "--n", "5"]) == 0
+    assert capsys.readouterr().out.startswith("to")
+    assert cli.main(["upgrade", str(new), str(tmp_path / "again.pt")]) == 1
+    assert "only version 1 can be upgraded" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["upgrade", "--help"])
+    assert "usage: python -m gptlib upgrade [-h] old new" in capsys.readouterr().out

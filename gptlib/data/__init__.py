@@ -1,12 +1,7 @@
 """Data for notebook 07: the character tokenizer, corpora, the split and batch sampling."""
 
 from gptlib.data.batches import BatchSampler, train_val_split
-from gptlib.data.corpora import (
-    CorpusUnavailableError,
-    default_corpus,
-    load_corpus,
-    tiny_shakespeare,
-)
+from gptlib.data.corpora import default_corpus, load_corpus, tiny_shakespeare
 from gptlib.data.sonnets import SONNETS
 from gptlib.data.tokenizer import CharTokenizer
 
@@ -14,7 +9,6 @@ __all__ = [
     "SONNETS",
     "BatchSampler",
     "CharTokenizer",
-    "CorpusUnavailableError",
     "default_corpus",
     "load_corpus",
     "tiny_shakespeare",

@@ -1,6 +1,6 @@
 """The embedded corpus: eight of Shakespeare's sonnets (1609, public domain), about 5 KB.
 
-Needs no download, so unit tests, first runs and notebook 07's sanity run work offline.
+Small enough for unit tests and notebook 07's sanity run to read and tokenize in no time.
 """
 
 SONNETS = """\
