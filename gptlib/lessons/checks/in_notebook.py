@@ -40,12 +40,11 @@ _MAX_NOTE_LINES = 5
 def check(
     name: str,
     student_fn: Callable[..., Any],
-    quiet: bool = False,
     namespace: MutableMapping[str, Any] | None = None,
 ) -> None:
     """Check `student_fn` against exercise `name` and report, without raising.
 
-    Passed: one ✔ line on stdout (none when `quiet`). Not passed: the check's message on
+    Passed: one ✔ line on stdout. Not passed: the check's message on
     stderr, and every name in `namespace` (default: the caller's globals, i.e. the notebook)
     bound to `student_fn` is rebound to the exercise's reference, announced by a box. Only an
     unknown exercise name raises (ValueError), because that is a bug in the notebook.
@@ -60,9 +59,8 @@ def check(
         except CheckError as exc:
             error = exc
     if error is None:
-        if not quiet:
-            print(passed_line(name, cases))
-            _relay(notes)
+        print(passed_line(name, cases))
+        _relay(notes)
         return
     _relay(notes)
     sys.stdout.flush()
