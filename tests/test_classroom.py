@@ -239,13 +239,11 @@ def _execute(nb, cwd: Path) -> None:
 
 @pytest.fixture
 def kernel_env(monkeypatch):
-    """What a kernel needs here: this checkout's gptlib, the CPU, and Tiny Shakespeare."""
+    """What a kernel needs: this checkout's gptlib and the CPU (a corpus directory, where one is
+    needed, comes from the environment, as for nbval)."""
     pythonpath = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), pythonpath) if p))
     monkeypatch.setenv("GPTLIB_DEVICE", "cpu")
-    shared_data = Path("/work/shared/data")
-    if "GPTLIB_DATA_DIR" not in os.environ and shared_data.is_dir():
-        monkeypatch.setenv("GPTLIB_DATA_DIR", str(shared_data))
 
 
 def _text(cell, stream: str) -> str:
