@@ -1,8 +1,11 @@
-"""Classroom versions of the notebooks with nbgrader: release student copies, grade submissions.
+"""Classroom versions of the notebooks with nbgrader: release student copies, grade submissions,
+report the class's misconceptions, and write each student's feedback.
 
     python scripts/classroom.py release                      # every notebook that has exercises
     python scripts/classroom.py release notebooks/02_*.ipynb
     python scripts/classroom.py autograde SUBMISSION [SUBMISSION ...]
+    python scripts/classroom.py report [ASSIGNMENT ...]      # default: every graded assignment
+    python scripts/classroom.py feedback [ASSIGNMENT ...]
     python scripts/classroom.py autograde --course-dir DIR ... # another course directory
 
 The tracked notebooks (solutions included) are the source. `release` copies each notebook into
@@ -14,14 +17,23 @@ by `raise NotImplementedError()` and every output cleared, lands in `release/<na
 `--student`), a single notebook, or a folder of such student folders. It copies each notebook
 to `submitted/<student>/<name>/`, runs nbgrader's autograde (the check cells are restored from
 the gradebook first, so edited checks do not count) and prints each notebook's score with the
-message of every failed check. Grades are kept in `<course-dir>/gradebook.db`.
+message of every check that did not pass. Grades are kept in `<course-dir>/gradebook.db`.
+
+`report` reads the gradebook and the autograded notebooks, whose check cells say what each
+answer was (passed, not implemented, a catalogued misconception by name, or wrong otherwise),
+and writes per assignment `reports/<assignment>/scores.csv` (one row per student),
+`misconceptions.csv` (one row per exercise and outcome, with counts) and `misconceptions.png`
+(one bar chart per exercise). `feedback` runs nbgrader's generate_feedback: one HTML page per
+student and assignment in `feedback/<student>/<assignment>/`, check messages included.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import os
+import re
 import shutil
 import sys
 import warnings
@@ -30,6 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+
+from gptlib.lessons.checks import REGISTRY, Outcome, read_outcome
+from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, PASSED, UNEXPLAINED
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -175,17 +190,81 @@ def autograde(submissions: list[tuple[str, Path]], course_dir: Path = COURSE_DIR
     return scores
 
 
+_CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([^"']+)["']""")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One graded check cell of an autograded notebook and what its check said."""
+
+    grade_id: str
+    outcome: Outcome
+
+
+def _stream(cell, name: str) -> str:
+    return "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == name)
+
+
+def cell_outcome(cell) -> Outcome:
+    """What a graded check cell reported, read from its outputs (see gptlib's `outcomes`)."""
+    called = _CHECK_CALL.search(cell.source)
+    exercise = called.group(1) if called else cell.metadata["nbgrader"]["grade_id"]
+    for output in cell.outputs:
+        if output.output_type == "error":
+            return Outcome(
+                exercise, UNEXPLAINED, f"the check cell raised {output.ename}: {output.evalue}"
+            )
+    stderr = _stream(cell, "stderr")
+    reported = read_outcome(stderr) or read_outcome(_stream(cell, "stdout"))
+    if reported is None:
+        return Outcome(exercise, UNEXPLAINED, "the check cell printed no result")
+    if reported.status == PASSED and stderr.strip():
+        first = stderr.strip().splitlines()[0]
+        return Outcome(exercise, UNEXPLAINED, f"passed, but the cell wrote to stderr: {first}")
+    return reported
+
+
+def check_results(path: Path, points: dict[str, tuple[float, float]]) -> list[CheckResult]:
+    """The graded check cells of an autograded notebook, with (points, max) from `points`
+    (grade id → gradebook score): a cell with full points counts as passed whatever it printed,
+    so the report always agrees with the grades."""
+    nb = nbformat.read(path, as_version=4)
+    results = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or not _CHECK_CALL.search(cell.source):
+            continue
+        got, most = points.get(meta["grade_id"], (0.0, float(meta.get("points", 0))))
+        outcome = cell_outcome(cell)
+        if got >= most > 0 and outcome.status != PASSED:
+            outcome = Outcome(outcome.exercise, PASSED)
+        results.append(CheckResult(meta["grade_id"], outcome))
+    return results
+
+
+def describe_outcome(outcome: Outcome) -> str:
+    if outcome.status == NOT_IMPLEMENTED:
+        return f"{outcome.exercise}: not implemented yet"
+    if outcome.status == MISTAKE:
+        return f"{outcome.exercise}: {outcome.message} (misconception: {outcome.mistake})"
+    return f"{outcome.exercise}: {outcome.message}"
+
+
 def failed_checks(path: Path) -> tuple[str, ...]:
-    """`grade_id: Error: message` for each graded cell of an autograded notebook that failed."""
+    """`grade_id: exercise: message` for each check cell of an autograded notebook that did not
+    pass (judged from its outputs, as nbgrader does: an error or any stderr)."""
     nb = nbformat.read(path, as_version=4)
     failures = []
     for cell in nb.cells:
-        if not cell.metadata.get("nbgrader", {}).get("grade") or cell.cell_type != "code":
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade"):
             continue
-        for output in cell.outputs:
-            if output.output_type == "error":
-                grade_id = cell.metadata["nbgrader"]["grade_id"]
-                failures.append(f"{grade_id}: {output.ename}: {output.evalue}")
+        failed = any(
+            o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")
+            for o in cell.outputs
+        )
+        if failed:
+            failures.append(f"{meta['grade_id']}: {describe_outcome(cell_outcome(cell))}")
     return tuple(failures)
 
 
@@ -195,6 +274,227 @@ def format_scores(scores: list[Score]) -> str:
         lines.append(f"{s.student:16s} {s.notebook:32s} {s.score:g} / {s.max_score:g}")
         lines += [f"    ✘ {failure}" for failure in s.failures]
     return "\n".join(lines)
+
+
+# --- the class report ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One student's autograded submission of one assignment."""
+
+    student: str
+    score: float
+    max_score: float
+    results: tuple[CheckResult, ...]
+
+
+def label(outcome: Outcome) -> str:
+    """The short word for an outcome in the report: passed, not implemented, the
+    misconception's name, or unexplained."""
+    return outcome.mistake if outcome.status == MISTAKE else outcome.status
+
+
+def graded_submissions(assignment: str, course_dir: Path = COURSE_DIR) -> list[Graded]:
+    """Every autograded submission of `assignment`, with scores from the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    api = _api(course_dir)
+    found = []
+    with _nbgrader_environment(), Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        try:
+            submissions = gb.assignment_submissions(assignment)
+        except MissingEntry:
+            submissions = []
+        for submission in sorted(submissions, key=lambda s: s.student.id):
+            student, results, score, max_score = submission.student.id, [], 0.0, 0.0
+            for notebook in submission.notebooks:
+                path = course_dir / "autograded" / student / assignment / f"{notebook.name}.ipynb"
+                if not path.is_file():
+                    continue
+                points = {g.name: (float(g.score), float(g.max_score)) for g in notebook.grades}
+                results += check_results(path, points)
+                score += float(notebook.score)
+                max_score += float(notebook.max_score)
+            if results:
+                found.append(Graded(student, score, max_score, tuple(results)))
+    return found
+
+
+def graded_assignments(course_dir: Path = COURSE_DIR) -> list[str]:
+    """Names of the assignments that have autograded submissions."""
+    autograded = course_dir / "autograded"
+    if not autograded.is_dir():
+        return []
+    return sorted({p.parent.name for p in autograded.glob("*/*/*.ipynb")})
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How many students reached one outcome of one exercise (a row of misconceptions.csv)."""
+
+    exercise: str
+    outcome: str
+    mistake: str
+    students: tuple[str, ...]
+    message: str
+
+
+def _who(outcomes: dict[str, Outcome], status: str, mistake: str | None = None) -> tuple:
+    return tuple(s for s, o in outcomes.items() if o.status == status and o.mistake == mistake)
+
+
+def tally(graded: list[Graded]) -> list[Tally]:
+    """Per exercise (in notebook order): passed, not implemented, every catalogued mistake
+    (registered ones even when nobody made them; most frequent first), and unexplained, with
+    who and why."""
+    exercises = list(dict.fromkeys(r.outcome.exercise for g in graded for r in g.results))
+    rows = []
+    for exercise in exercises:
+        outcomes = {
+            g.student: r.outcome
+            for g in graded
+            for r in g.results
+            if r.outcome.exercise == exercise
+        }
+        catalogue = {m.name: m.message for m in getattr(REGISTRY.get(exercise), "mistakes", ())}
+        for o in outcomes.values():
+            if o.status == MISTAKE:
+                catalogue.setdefault(o.mistake, o.message)
+        made = {name: _who(outcomes, MISTAKE, name) for name in catalogue}
+        unexplained = _who(outcomes, UNEXPLAINED)
+        reasons = " | ".join(dict.fromkeys(outcomes[s].message for s in unexplained))
+        rows.append(Tally(exercise, PASSED, "", _who(outcomes, PASSED), ""))
+        rows.append(Tally(exercise, NOT_IMPLEMENTED, "", _who(outcomes, NOT_IMPLEMENTED), ""))
+        rows += [
+            Tally(exercise, MISTAKE, name, made[name], catalogue[name])
+            for name in sorted(catalogue, key=lambda name: -len(made[name]))
+        ]
+        rows.append(Tally(exercise, UNEXPLAINED, "", unexplained, reasons))
+    return rows
+
+
+def write_report(assignment: str, graded: list[Graded], out_dir: Path) -> list[Path]:
+    """scores.csv, misconceptions.csv and misconceptions.png for one assignment."""
+    if not graded:
+        raise ValueError(f"{assignment} has no autograded submissions; run `autograde` first")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    exercises = list(dict.fromkeys(r.outcome.exercise for g in graded for r in g.results))
+    scores_csv = out_dir / "scores.csv"
+    with scores_csv.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", "score", "max_score", *exercises])
+        for g in graded:
+            by_exercise = {r.outcome.exercise: label(r.outcome) for r in g.results}
+            row = [g.student, f"{g.score:g}", f"{g.max_score:g}"]
+            writer.writerow(row + [by_exercise.get(e, "") for e in exercises])
+    rows = tally(graded)
+    tally_csv = out_dir / "misconceptions.csv"
+    with tally_csv.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["exercise", "outcome", "mistake", "students", "share", "who", "message"])
+        for row in rows:
+            share = f"{len(row.students) / len(graded):.2f}"
+            who = ";".join(row.students)
+            writer.writerow(
+                [row.exercise, row.outcome, row.mistake, len(row.students), share, who, row.message]
+            )
+    figure = out_dir / "misconceptions.png"
+    plot_report(assignment, rows, len(graded), figure)
+    return [scores_csv, tally_csv, figure]
+
+
+_COLOURS = {
+    PASSED: "#2e7d32",
+    NOT_IMPLEMENTED: "#9e9e9e",
+    MISTAKE: "#ef6c00",
+    UNEXPLAINED: "#c62828",
+}
+
+
+_BAR_ORDER = {PASSED: 0, MISTAKE: 1, UNEXPLAINED: 2, NOT_IMPLEMENTED: 3}
+
+
+def _bar_label(row: Tally) -> str:
+    return {MISTAKE: row.mistake, UNEXPLAINED: "wrong, not catalogued"}.get(
+        row.outcome, row.outcome
+    )
+
+
+def plot_report(assignment: str, rows: list[Tally], n_students: int, path: Path) -> None:
+    """One horizontal bar chart per exercise: passed, each misconception seen (most frequent
+    first), wrong otherwise, not implemented; sized and lettered for a slide."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    exercises = list(dict.fromkeys(r.exercise for r in rows))
+    shown = {
+        e: sorted(
+            (
+                r
+                for r in rows
+                if r.exercise == e and (r.students or r.outcome in (PASSED, NOT_IMPLEMENTED))
+            ),
+            key=lambda r: _BAR_ORDER[r.outcome],
+        )
+        for e in exercises
+    }
+    columns = 1 if len(exercises) == 1 else 2
+    grid_rows = -(-len(exercises) // columns)
+    tallest = max(len(bars) for bars in shown.values())
+    height = 1.2 + grid_rows * (0.9 + 0.45 * tallest)
+    fig, axes = plt.subplots(grid_rows, columns, figsize=(13.33, max(height, 4.0)), squeeze=False)
+    fig.set_layout_engine("constrained", w_pad=0.25, h_pad=0.2, wspace=0.08)
+    for ax in axes.flat[len(exercises) :]:
+        ax.axis("off")
+    for ax, exercise in zip(axes.flat, exercises, strict=False):
+        bars = shown[exercise]
+        counts = [len(r.students) for r in bars]
+        positions = list(range(len(bars)))
+        ax.barh(positions, counts, color=[_COLOURS[r.outcome] for r in bars], height=0.7)
+        ax.set_yticks(positions, [_bar_label(r) for r in bars], fontsize=13)
+        ax.set_ylim(tallest - 0.5, -0.5)  # the same bar height in every panel, first on top
+        for y, count in zip(positions, counts, strict=True):
+            ax.text(count + n_students * 0.01, y, str(count), va="center", fontsize=13)
+        passed = counts[0]
+        ax.set_title(f"{exercise}: {passed} of {n_students} passed", fontsize=15, loc="left")
+        ax.set_xlim(0, n_students * 1.08)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.tick_params(axis="x", labelsize=12)
+        ax.set_xlabel("students", fontsize=13)
+        ax.spines[["top", "right"]].set_visible(False)
+    fig.suptitle(f"{assignment}: what {n_students} students' answers show", fontsize=17)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+def report(
+    assignments: list[str], course_dir: Path = COURSE_DIR, out_dir: Path | None = None
+) -> list[Path]:
+    """Write the report of each assignment under `out_dir` (default `<course-dir>/reports`)."""
+    out_dir = out_dir or course_dir / "reports"
+    written = []
+    for assignment in assignments:
+        graded = graded_submissions(assignment, course_dir)
+        written += write_report(assignment, graded, out_dir / assignment)
+    return written
+
+
+def feedback(assignments: list[str], course_dir: Path = COURSE_DIR) -> list[Path]:
+    """nbgrader's HTML feedback for every autograded submission of each assignment."""
+    api = _api(course_dir)
+    written = []
+    with _nbgrader_environment():
+        for assignment in assignments:
+            if not any((course_dir / "autograded").glob(f"*/{assignment}/*.ipynb")):
+                raise ValueError(
+                    f"{assignment} has no autograded submissions; run `autograde` first"
+                )
+            _run(api.generate_feedback(assignment, force=True), f"generate_feedback {assignment}")
+            written += sorted((course_dir / "feedback").glob(f"*/{assignment}/*.html"))
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,6 +522,15 @@ def main(argv: list[str] | None = None) -> int:
         help="a student's folder, a notebook, or a folder with one folder per student",
     )
     grade_cmd.add_argument("--student", help="student id (default: the folder's name)")
+    report_cmd = commands.add_parser(
+        "report", parents=[common], help="per assignment: scores and misconceptions (CSV, figure)"
+    )
+    report_cmd.add_argument("assignments", nargs="*", help="default: every graded assignment")
+    report_cmd.add_argument("--out", type=Path, help="default: <course-dir>/reports")
+    feedback_cmd = commands.add_parser(
+        "feedback", parents=[common], help="nbgrader's HTML feedback for every graded submission"
+    )
+    feedback_cmd.add_argument("assignments", nargs="*", help="default: every graded assignment")
     args = parser.parse_args(argv)
 
     try:
@@ -233,9 +542,19 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"no notebook in {NOTEBOOKS} holds nbgrader exercises")
             for path in release(notebooks, args.course_dir):
                 print(f"released {path}")
-        else:
+        elif args.command == "autograde":
             submissions = find_submissions(args.submissions, args.student)
             print(format_scores(autograde(submissions, args.course_dir)))
+        else:
+            assignments = args.assignments or graded_assignments(args.course_dir)
+            if not assignments:
+                raise ValueError(f"nothing is autograded in {args.course_dir}; run `autograde`")
+            if args.command == "report":
+                written = report(assignments, args.course_dir, args.out)
+            else:
+                written = feedback(assignments, args.course_dir)
+            for path in written:
+                print(f"wrote {path}")
     except (ValueError, RuntimeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

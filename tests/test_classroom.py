@@ -1,34 +1,40 @@
 """The classroom pipeline (`scripts/classroom.py` over nbgrader), on a fixture notebook and on
-every course notebook 01–08 present: exercises are well formed, student versions hold no
-solution and no output, they run up to the first exercise whose check fails cleanly, and
-autograding a submission with one catalogued mistake gives the expected partial score.
+every course notebook `notebooks/NN_*.ipynb` with exercises: exercises are well formed, student
+versions hold no solution and no output, they run from top to bottom with every exercise left
+undone (each check scoring zero, the reference standing in), autograding a submission with one
+catalogued mistake gives the expected partial score, and a class of synthetic submissions
+gives the expected misconception report and feedback.
 
-Executing the course notebooks (student versions and autograding) is marked `slow`.
+Executing the course notebooks is marked `slow`: each student version runs once, and only the
+first course notebook is autograded (autograding runs a whole notebook again).
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import csv
+import html
 import importlib.util
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib.image
 import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbgrader.nbgraderformat import MetadataValidator
+from nbgrader.utils import determine_grade
 
-from gptlib.lessons.checks import REGISTRY
+from gptlib.lessons.checks import REGISTRY, read_outcome
+from gptlib.lessons.checks.outcomes import NOT_IMPLEMENTED
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SCRIPT = ROOT / "scripts" / "classroom.py"
 FIXTURE_NOTEBOOK = FIXTURES / "classroom_fixture.ipynb"
-COURSE_NOTEBOOKS = sorted((ROOT / "notebooks").glob("0[1-8]_*.ipynb"))
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 REGISTERED_BEFORE_FIXTURES = frozenset(REGISTRY)
 
@@ -42,12 +48,17 @@ def _load_script():
 
 
 classroom = _load_script()
+COURSE_NOTEBOOKS = [
+    path
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if classroom.has_exercises(path)
+]
 
 
-def _params(slow_for_course: bool) -> list:
+def _params(slow_for_course: bool, course: list[Path] = COURSE_NOTEBOOKS) -> list:
     course_mark = [pytest.mark.slow] if slow_for_course else []
     return [pytest.param(FIXTURE_NOTEBOOK, id=FIXTURE_NOTEBOOK.stem)] + [
-        pytest.param(path, id=path.stem, marks=course_mark) for path in COURSE_NOTEBOOKS
+        pytest.param(path, id=path.stem, marks=course_mark) for path in course
     ]
 
 
@@ -226,102 +237,211 @@ def _execute(nb, cwd: Path) -> None:
     client.execute()
 
 
-@pytest.mark.parametrize("path", _params(slow_for_course=True))
-def test_student_version_runs_to_the_first_exercise_and_stops_cleanly(path, course, monkeypatch):
+@pytest.fixture
+def kernel_env(monkeypatch):
+    """What a kernel needs: this checkout's gptlib and the CPU (a corpus directory, where one is
+    needed, comes from the environment, as for nbval)."""
     pythonpath = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), pythonpath) if p))
     monkeypatch.setenv("GPTLIB_DEVICE", "cpu")
+
+
+def _text(cell, stream: str) -> str:
+    return "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == stream)
+
+
+@pytest.mark.parametrize("path", _params(slow_for_course=True))
+def test_student_version_runs_to_the_end_and_scores_zero(path, course, kernel_env):
+    """Run All on an untouched student version: no cell raises; each check says 'not
+    implemented yet' on stderr, shows the stand-in box, and nbgrader's own grading rule gives
+    it zero points; graded cells other than checks (none today) keep their full points."""
+    source = nbformat.read(path, as_version=4)
     student = _released(course, path)
-    first = exercise_cells(nbformat.read(path, as_version=4))[0]
-    student.cells = student.cells[: first.check + 1]
     _execute(student, course / "release" / path.stem)
 
-    errors = {
-        i: output
+    errors = [
+        f"cell {i}: {o.ename}: {o.evalue}"
         for i, cell in enumerate(student.cells)
         if cell.cell_type == "code"
-        for output in cell.outputs
-        if output.output_type == "error"
-    }
-    assert list(errors) == [first.check], f"cells that raised: {list(errors)}"
-    error = errors[first.check]
-    assert error.ename == "NotImplementedYet"
-    assert error.evalue.startswith(f"{first.exercise}: not implemented yet")
-    assert "site-packages/torch" not in "".join(error.traceback)
+        for o in cell.outputs
+        if o.output_type == "error"
+    ]
+    assert not errors, f"the student version stopped: {errors}"
+    exercises = exercise_cells(source)
+    for ex in exercises:
+        cell = student.cells[ex.check]
+        outcome = read_outcome(_text(cell, "stderr"))
+        assert (outcome.exercise, outcome.status) == (ex.exercise, NOT_IMPLEMENTED)
+        [notice] = [o for o in cell.outputs if o.output_type == "display_data"]
+        assert f"<code>{ex.function}</code> stands in for yours below" in notice.data["text/html"]
+        assert determine_grade(cell) == (0, _nbgrader(cell)["points"])
+    checks = {ex.check for ex in exercises}
+    for i, cell in enumerate(student.cells):
+        if _nbgrader(cell).get("grade") and i not in checks:
+            assert determine_grade(cell)[0] == _nbgrader(cell)["points"]
 
 
 def submission_with_mistake(source, student):
-    """The student version with every exercise solved by the reference, except the last one,
-    which makes the first mistake of its catalogue. Returns the notebook, the expected score
-    and the expected failure line."""
+    """The student version with every exercise solved by the reference, except the first one,
+    which makes the first mistake of its catalogue (so the later checks pass only if the
+    reference stands in for it). Returns the notebook, the expected score, the total and the
+    expected failure line."""
     submission = copy.deepcopy(student)
     exercises = exercise_cells(source)
     for ex in exercises:
         submission.cells[ex.solution].source = source.cells[ex.solution].source
-    last = exercises[-1]
-    mistake = REGISTRY[last.exercise].mistakes[0]
-    submission.cells[last.solution].source += (
+    first = exercises[0]
+    mistake = REGISTRY[first.exercise].mistakes[0]
+    submission.cells[first.solution].source += (
         "\n\nfrom gptlib.lessons.checks import REGISTRY\n\n"
-        f"{last.function} = REGISTRY[{last.exercise!r}].mistakes[0].implementation\n"
+        f"{first.function} = REGISTRY[{first.exercise!r}].mistakes[0].implementation\n"
     )
     points = [_nbgrader(source.cells[ex.check])["points"] for ex in exercises]
-    check_id = _nbgrader(source.cells[last.check])["grade_id"]
-    failure = f"{check_id}: CheckError: {last.exercise}: {mistake.message}"
-    return submission, sum(points) - points[-1], sum(points), failure
+    check_id = _nbgrader(source.cells[first.check])["grade_id"]
+    message = " ".join(mistake.message.split())
+    failure = f"{check_id}: {first.exercise}: {message} (misconception: {mistake.name})"
+    return submission, sum(points) - points[0], sum(points), failure
 
 
-@pytest.mark.parametrize("path", _params(slow_for_course=True))
-def test_autograde_gives_partial_score_for_one_catalogued_mistake(path, course, tmp_path):
+@pytest.mark.parametrize("path", _params(slow_for_course=True, course=COURSE_NOTEBOOKS[:1]))
+def test_autograde_scores_one_catalogued_mistake_and_untouched_stubs(path, course, tmp_path):
+    """Mia makes one catalogued mistake: every point but that exercise's, and its message.
+    Nia hands in the student version untouched: zero, every check 'not implemented yet'."""
     source = nbformat.read(path, as_version=4)
-    submission, expected, total, failure = submission_with_mistake(source, _released(course, path))
-    folder = tmp_path / "mia"
-    folder.mkdir()
-    nbformat.write(submission, folder / path.name)
+    student = _released(course, path)
+    submission, expected, total, failure = submission_with_mistake(source, student)
+    for name, nb in (("mia", submission), ("nia", student)):
+        (tmp_path / name).mkdir()
+        nbformat.write(nb, tmp_path / name / path.name)
 
-    [score] = classroom.autograde(classroom.find_submissions([folder]), course)
+    mia, nia = classroom.autograde(classroom.find_submissions([tmp_path]), course)
 
-    assert (score.student, score.notebook) == ("mia", path.stem)
-    assert (score.score, score.max_score) == (expected, total)
-    assert score.failures == (failure,)
+    assert (mia.student, mia.notebook) == ("mia", path.stem)
+    assert (mia.score, mia.max_score) == (expected, total)
+    assert mia.failures == (failure,)
+    assert (nia.student, nia.score, nia.max_score) == ("nia", 0, total)
+    assert nia.failures == tuple(
+        f"{_nbgrader(source.cells[ex.check])['grade_id']}: {ex.exercise}: not implemented yet"
+        for ex in exercise_cells(source)
+    )
 
 
-def test_release_and_autograde_commands_end_to_end(tmp_path, fixture_exercises):
-    """The documented commands on the fixture: one student with a hand-written mistake (the
-    softmax over columns), one who solved nothing and replaced the checks by a print."""
+def _class_of_five(source, student) -> dict:
+    """Five synthetic submissions of the fixture notebook, each with known answers."""
+    first, second = exercise_cells(source)
+    right = {ex: source.cells[ex.solution].source for ex in (first, second)}
+    answers = {
+        "ben": {},  # solved nothing, and replaced both checks by a print
+        "cat": {
+            first: "def row_softmax(x):\n    return torch.softmax(x, dim=0)",
+            second: right[second],
+        },
+        "dan": {
+            first: right[first],
+            second: "def scaled_scores(q, k):\n    return q @ k.T / q.shape[-1]",
+        },
+        "eve": {
+            first: "def row_softmax(x):\n    return x.softmax(0)",
+            second: "def scaled_scores(q, k):\n    return q @ k.T",
+        },
+        "fay": {first: "", second: "def scaled_scores(q, k):\n    return q @ k.T / k.shape[1]"},
+    }
+    notebooks = {}
+    for name, cells in answers.items():
+        nb = copy.deepcopy(student)
+        for ex, code in cells.items():
+            nb.cells[ex.solution].source = code
+        notebooks[name] = nb
+    for ex in (first, second):
+        notebooks["ben"].cells[ex.check].source = 'print("all good")'
+    return notebooks
+
+
+def test_a_class_is_graded_reported_and_given_feedback(tmp_path, fixture_exercises, capsys):
+    """The documented commands on a class of five with known answers: scores, the report's
+    counts per exercise and outcome, its figure, and feedback that names the misconception."""
 
     def run(*args: str) -> str:
-        command = [sys.executable, str(SCRIPT), *args, "--course-dir", str(tmp_path / "course")]
-        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        code = classroom.main([*args, "--course-dir", str(tmp_path / "course")])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return out
 
     out = run("release", str(FIXTURE_NOTEBOOK))
     released = tmp_path / "course" / "release" / FIXTURE_NOTEBOOK.stem / FIXTURE_NOTEBOOK.name
     assert out.strip() == f"released {released}"
-
     source = nbformat.read(FIXTURE_NOTEBOOK, as_version=4)
-    student = nbformat.read(released, as_version=4)
-    ada = copy.deepcopy(student)
-    first, second = exercise_cells(source)
-    ada.cells[first.solution].source = "def row_softmax(x):\n    return torch.softmax(x, dim=0)"
-    ada.cells[second.solution].source = source.cells[second.solution].source
-    bob = copy.deepcopy(student)
-    for ex in (first, second):
-        bob.cells[ex.check].source = 'print("all good")'
-    for name, nb in (("ada", ada), ("bob", bob)):
+    for name, nb in _class_of_five(source, nbformat.read(released, as_version=4)).items():
         (tmp_path / "class" / name).mkdir(parents=True)
         nbformat.write(nb, tmp_path / "class" / name / FIXTURE_NOTEBOOK.name)
 
     lines = run("autograde", str(tmp_path / "class")).splitlines()
 
-    assert lines[0].split() == ["ada", "classroom_fixture", "1", "/", "2"]
+    scores = {line.split()[0]: line.split()[2] for line in lines if not line.startswith(" ")}
+    assert scores == {"ben": "0", "cat": "1", "dan": "1", "eve": "0", "fay": "0"}
     assert (
-        "row-softmax-check: CheckError: fixture-row-softmax: softmax over the wrong axis"
-        in (lines[1])
+        "    ✘ row-softmax-check: fixture-row-softmax: softmax over the wrong axis: normalise "
+        "each row (dim=-1), not each column. (misconception: wrong-axis)"
+    ) in lines
+    assert "    ✘ row-softmax-check: fixture-row-softmax: not implemented yet" in lines
+
+    report_dir = tmp_path / "course" / "reports" / FIXTURE_NOTEBOOK.stem
+    assert run("report").split() == [
+        "wrote",
+        str(report_dir / "scores.csv"),
+        "wrote",
+        str(report_dir / "misconceptions.csv"),
+        "wrote",
+        str(report_dir / "misconceptions.png"),
+    ]
+    with (report_dir / "scores.csv").open() as f:
+        rows = list(csv.reader(f))
+    assert rows == [
+        ["student", "score", "max_score", "fixture-row-softmax", "fixture-scaled-scores"],
+        ["ben", "0", "2", "not implemented", "not implemented"],
+        ["cat", "1", "2", "wrong-axis", "passed"],
+        ["dan", "1", "2", "passed", "divided-by-d"],
+        ["eve", "0", "2", "wrong-axis", "unscaled"],
+        ["fay", "0", "2", "unexplained", "divided-by-d"],
+    ]
+    with (report_dir / "misconceptions.csv").open() as f:
+        tallies = list(csv.DictReader(f))
+    counts = [(r["exercise"], r["outcome"], r["mistake"], r["students"], r["who"]) for r in tallies]
+    assert counts == [
+        ("fixture-row-softmax", "passed", "", "1", "dan"),
+        ("fixture-row-softmax", "not implemented", "", "1", "ben"),
+        ("fixture-row-softmax", "mistake", "wrong-axis", "2", "cat;eve"),
+        ("fixture-row-softmax", "unexplained", "", "1", "fay"),
+        ("fixture-scaled-scores", "passed", "", "1", "cat"),
+        ("fixture-scaled-scores", "not implemented", "", "1", "ben"),
+        ("fixture-scaled-scores", "mistake", "divided-by-d", "2", "dan;fay"),
+        ("fixture-scaled-scores", "mistake", "unscaled", "1", "eve"),
+        ("fixture-scaled-scores", "unexplained", "", "0", ""),
+    ]
+    assert tallies[3]["message"] == (
+        "the check cell raised NameError: name 'row_softmax' is not defined"
     )
-    assert lines[2].split() == ["bob", "classroom_fixture", "0", "/", "2"]
-    assert all("NotImplementedYet" in line and "not implemented yet" in line for line in lines[3:])
-    assert len(lines) == 5
+    assert tallies[2]["message"].startswith("softmax over the wrong axis")
+    assert tallies[2]["share"] == "0.40"
+    height, width, _ = matplotlib.image.imread(report_dir / "misconceptions.png").shape
+    assert width >= 1900 and height >= 600  # 13.33 in wide at 150 dpi: a slide
+
+    written = run("feedback").split()[1::2]
+    feedback = tmp_path / "course" / "feedback"
+    assert written == [
+        str(feedback / who / FIXTURE_NOTEBOOK.stem / f"{FIXTURE_NOTEBOOK.stem}.html")
+        for who in ("ben", "cat", "dan", "eve", "fay")
+    ]
+    eve = html.unescape(Path(written[3]).read_text())
+    assert "softmax over the wrong axis: normalise each row (dim=-1), not each column." in eve
+    assert "misconception: wrong-axis" in eve
+    assert "misconception: unscaled" in eve
+
+
+def test_report_and_feedback_need_graded_work(tmp_path):
+    assert classroom.main(["report", "--course-dir", str(tmp_path)]) == 1
+    with pytest.raises(ValueError, match="02_x has no autograded submissions"):
+        classroom.feedback(["02_x"], tmp_path)
 
 
 def test_submissions_are_found_in_each_layout(tmp_path):

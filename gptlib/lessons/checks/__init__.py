@@ -1,10 +1,13 @@
 """Exercise checks: `check(name, fn)` tests a student's function and names the mistake.
 
-Importing this package registers the exercises of every notebook (modules `nbNN`).
+`check` is what the notebooks call: it reports and never raises (see `in_notebook`); `verify`
+is the same test raising `CheckError`, for tests and library code. Importing this package
+registers the exercises of every notebook (modules `nbNN`).
 """
 
 import importlib
 import pkgutil
+import re
 
 from gptlib.lessons.checks.core import (
     REGISTRY,
@@ -13,9 +16,11 @@ from gptlib.lessons.checks.core import (
     Mistake,
     NotImplementedYet,
     Property,
-    check,
     register,
+    verify,
 )
+from gptlib.lessons.checks.in_notebook import check
+from gptlib.lessons.checks.outcomes import Outcome, read_outcome
 
 __all__ = [
     "REGISTRY",
@@ -23,11 +28,14 @@ __all__ = [
     "Exercise",
     "Mistake",
     "NotImplementedYet",
+    "Outcome",
     "Property",
     "check",
+    "read_outcome",
     "register",
+    "verify",
 ]
 
 for _module in pkgutil.iter_modules(__path__):
-    if _module.name.startswith("nb"):
+    if re.fullmatch(r"nb\d+", _module.name):
         importlib.import_module(f"{__name__}.{_module.name}")

@@ -1,11 +1,12 @@
 """The exercise-check engine: run a student's function, and when it is wrong, name the mistake.
 
 Each notebook's exercises are registered in `gptlib.lessons.checks.nbNN`.
-A check runs the student's function on seeded inputs and tests, in order: that it is
+`verify` runs the student's function on seeded inputs and tests, in order: that it is
 implemented, that it returns the right shape with finite values, the properties that need no
 reference (rows sum to 1, causality, ...), and finally agreement with the reference. On any
 failure it tries the catalogue of known mistakes and, when one reproduces the student's output,
-reports that mistake's message instead of a bare "wrong".
+raises with that mistake's message and name instead of a bare "wrong". The notebooks call
+`check` (in `in_notebook`), which reports instead of raising.
 """
 
 from __future__ import annotations
@@ -16,22 +17,45 @@ from typing import Any
 
 import torch
 
+from gptlib.lessons.checks.compare import describe, difference, outputs_match, shape_problem
+
+STUB_ADVICE = (
+    "Replace `raise NotImplementedError()` with your code, run that cell, then run this check "
+    "again."
+)
+# Marks the reference that stands in for a student's unfinished answer (see `in_notebook`).
+STAND_IN_MARK = "__gptlib_stand_in_for__"
+
 
 class CheckError(AssertionError):
     """A check found the answer wrong; the message names what is wrong and how to fix it.
 
-    A subclass of AssertionError, so nbgrader's autograder counts a failed check as a failed
-    test cell.
+    `exercise` is the exercise's name, `detail` the explanation, and `mistake` the name of the
+    catalogued mistake the answer reproduces (None when no catalogue entry explains it). A
+    subclass of AssertionError, so a failed `verify` fails a test.
     """
+
+    def __init__(self, exercise: str, detail: str, mistake: str | None = None) -> None:
+        super().__init__(f"{exercise}: {detail}")
+        self.exercise = exercise
+        self.detail = detail
+        self.mistake = mistake
 
 
 class NotImplementedYet(CheckError):
     """The exercise still holds its stub (`raise NotImplementedError()`)."""
 
+    def __init__(self, exercise: str, advice: str = STUB_ADVICE) -> None:
+        super().__init__(exercise, f"not implemented yet. {advice}")
+        self.advice = advice
+
 
 @dataclass(frozen=True)
 class Mistake:
-    """A known wrong answer: `implementation` makes exactly this mistake; `message` explains it."""
+    """A known wrong answer: `implementation` makes exactly this mistake; `message` explains it.
+
+    `name` is short and stable: reports count students by it.
+    """
 
     name: str
     message: str
@@ -51,7 +75,9 @@ class Exercise:
     """One exercise: its reference, seeded inputs, properties and catalogue of mistakes.
 
     `make_inputs(generator)` returns a list of argument tuples; the student's function is
-    called on each. `atol`/`rtol` set how close to the reference an answer must be.
+    called on each. `atol`/`rtol` set how close to the reference an answer must be. `returns`
+    names the items of a tuple the function returns (for messages). `stand_in` replaces the
+    student's answer in the notebook while it is not right yet (default: the reference).
     """
 
     name: str
@@ -64,6 +90,8 @@ class Exercise:
     rtol: float = 1e-4
     seed: int = 0
     hint: str = field(default="")
+    returns: tuple[str, ...] = ()
+    stand_in: Callable[..., Any] | None = None
 
     def inputs(self) -> Sequence[tuple]:
         return self.make_inputs(torch.Generator().manual_seed(self.seed))
@@ -80,70 +108,18 @@ def register(exercise: Exercise) -> Exercise:
     return exercise
 
 
-def _as_tensor(value: Any) -> torch.Tensor | None:
-    if isinstance(value, torch.Tensor):
-        return value.detach()
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return torch.tensor(float(value), dtype=torch.float64)
-    return None
-
-
-def outputs_match(got: Any, expected: Any, atol: float, rtol: float) -> bool:
-    """True when two outputs (tensors, numbers, or tuples/lists of them) agree within tolerance."""
-    if isinstance(expected, tuple | list):
-        return (
-            isinstance(got, tuple | list)
-            and len(got) == len(expected)
-            and all(outputs_match(g, e, atol, rtol) for g, e in zip(got, expected, strict=True))
-        )
-    g, e = _as_tensor(got), _as_tensor(expected)
-    if g is None or e is None:
-        return got == expected
-    if g.shape != e.shape:
-        return False
-    g, e = g.to(torch.float64), e.to(torch.float64)
-    return bool(torch.allclose(g, e, atol=atol, rtol=rtol, equal_nan=True))
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {list(value.shape)}"
-    if isinstance(value, tuple | list):
-        return f"a {type(value).__name__} of {len(value)} items"
-    return f"{type(value).__name__} {value!r}"
-
-
-def _shape_problem(got: Any, expected: Any) -> str | None:
-    """What is structurally wrong (type, shape, NaN), or None."""
-    if got is None:
-        return "it returned None: did you forget the `return` statement?"
-    if isinstance(expected, tuple | list):
-        if not isinstance(got, tuple | list) or len(got) != len(expected):
-            return f"it should return {_describe(expected)}, but returned {_describe(got)}"
-        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-            problem = _shape_problem(g, e)
-            if problem:
-                return f"item {i}: {problem}"
-        return None
-    if isinstance(expected, torch.Tensor):
-        if not isinstance(got, torch.Tensor):
-            return f"it should return a tensor, but returned {_describe(got)}"
-        if got.shape != expected.shape:
-            return f"the result has shape {list(got.shape)}, expected {list(expected.shape)}"
-        if got.is_floating_point() and not torch.isfinite(got).all():
-            return "the result contains NaN or infinite values"
-        return None
-    if isinstance(expected, int | float) and not isinstance(got, int | float | torch.Tensor):
-        return f"it should return a number, but returned {_describe(got)}"
-    return None
+def exercise_named(name: str) -> Exercise:
+    """The registered exercise `name`; ValueError listing the known ones otherwise."""
+    if name not in REGISTRY:
+        known = ", ".join(sorted(REGISTRY))
+        raise ValueError(f"no exercise named {name!r}; known exercises: {known}")
+    return REGISTRY[name]
 
 
 def _matching_mistake(exercise: Exercise, got: Any, args: tuple) -> Mistake | None:
     for mistake in exercise.mistakes:
         try:
-            wrong = mistake.implementation(*args)
+            wrong = mistake.implementation(*_fresh(args))
         except Exception:  # a mistake that cannot run on these inputs cannot be the match
             continue
         if outputs_match(got, wrong, exercise.atol, exercise.rtol):
@@ -154,56 +130,52 @@ def _matching_mistake(exercise: Exercise, got: Any, args: tuple) -> Mistake | No
 def _fail(exercise: Exercise, got: Any, args: tuple, what: str) -> None:
     mistake = _matching_mistake(exercise, got, args)
     if mistake is not None:
-        raise CheckError(f"{exercise.name}: {mistake.message}")
+        raise CheckError(exercise.name, mistake.message, mistake.name)
     hint = f" Hint: {exercise.hint}" if exercise.hint else ""
-    raise CheckError(f"{exercise.name}: {what}.{hint}")
+    raise CheckError(exercise.name, f"{what}.{hint}")
 
 
-def check(name: str, student_fn: Callable[..., Any], quiet: bool = False) -> None:
-    """Run the check of exercise `name` on `student_fn`; print one line when it passes.
+def verify(name: str, student_fn: Callable[..., Any]) -> int:
+    """Check `student_fn` against exercise `name`; return the number of inputs it passed.
 
-    Raises `NotImplementedYet` for an untouched stub and `CheckError` (an AssertionError) naming
-    the misconception when the answer is wrong.
+    Raises `NotImplementedYet` for an untouched stub (or the reference still standing in for
+    it) and `CheckError` naming the misconception when the answer is wrong.
     """
-    if name not in REGISTRY:
-        known = ", ".join(sorted(REGISTRY))
-        raise ValueError(f"no exercise named {name!r}; known exercises: {known}")
-    exercise = REGISTRY[name]
+    exercise = exercise_named(name)
     if not callable(student_fn):
-        raise CheckError(f"{name}: expected your function, got {_describe(student_fn)}")
+        raise CheckError(name, f"expected your function, got {describe(student_fn)}")
+    if getattr(student_fn, "__dict__", {}).get(STAND_IN_MARK):
+        raise NotImplementedYet(
+            name,
+            f"`{student_fn.__name__}` is still the reference that stood in for your answer. "
+            "Run the cell that defines yours, then run this check again.",
+        )
     cases = exercise.inputs()
     for args in cases:
         try:
             got = student_fn(*_fresh(args))
         except NotImplementedError:
-            raise NotImplementedYet(
-                f"{name}: not implemented yet. Replace `raise NotImplementedError()` with your "
-                "code, run that cell, then run this check again."
-            ) from None
+            raise NotImplementedYet(name) from None
         except Exception as exc:
-            raise CheckError(f"{name}: your function raised {type(exc).__name__}: {exc}") from exc
+            raise CheckError(name, f"your function raised {type(exc).__name__}: {exc}") from exc
         expected = exercise.reference(*_fresh(args))
-        problem = _shape_problem(got, expected)
+        problem = shape_problem(got, expected, exercise.returns)
         if problem:
             _fail(exercise, got, args, problem)
         for prop in exercise.properties:
-            problem = prop.test(got, *args)
+            problem = prop.test(got, *_fresh(args))
             if problem:
                 _fail(exercise, got, args, f"{prop.name}: {problem}")
         if not outputs_match(got, expected, exercise.atol, exercise.rtol):
-            _fail(exercise, got, args, _difference(got, expected))
-    if not quiet:
-        print(f"✔ {name}: correct on {len(cases)} test input(s).")
+            _fail(
+                exercise,
+                got,
+                args,
+                difference(got, expected, exercise.atol, exercise.rtol, exercise.returns),
+            )
+    return len(cases)
 
 
 def _fresh(args: tuple) -> tuple:
     """Copies of tensor arguments, so a function that writes into its inputs harms no later call."""
     return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
-
-
-def _difference(got: Any, expected: Any) -> str:
-    g, e = _as_tensor(got), _as_tensor(expected)
-    if g is not None and e is not None and g.shape == e.shape:
-        gap = (g.double() - e.double()).abs().max().item()
-        return f"the values differ from the reference (largest difference {gap:.3g})"
-    return f"expected {_describe(expected)}, got {_describe(got)}"

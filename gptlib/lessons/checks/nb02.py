@@ -21,12 +21,33 @@ def _softmax_rows(scores: torch.Tensor) -> torch.Tensor:
 
 def _softmax_inputs(g: torch.Generator) -> list[tuple]:
     # Square first (a missing keepdim broadcasts silently there), then a batch (dim=1 is not
-    # the last axis), then one huge row next to an ordinary one (overflow and underflow).
+    # the last axis), then the lesson, stability: a row near 1000 (a plain exp overflows), an
+    # ordinary row beside it (a max over the whole tensor underflows it), and a row spread over
+    # 300 (shifting by the row's mean or min leaves an exponent above 88, where float32's exp
+    # overflows; only the max shift keeps every exponent <= 0).
     return [
         (torch.randn(5, 5, generator=g) * 3,),
         (torch.randn(2, 3, 4, generator=g),),
-        (torch.tensor([[1000.0, 1001.0, 999.0, 1000.5], [0.5, -0.3, 0.1, 0.2]]),),
+        (
+            torch.tensor(
+                [
+                    [1000.0, 1001.0, 999.0, 1000.5],
+                    [0.5, -0.3, 0.1, 0.2],
+                    [-100.0, 0.0, 100.0, 200.0],
+                ]
+            ),
+        ),
     ]
+
+
+def _shifted_softmax(shift):
+    """A softmax that subtracts shift(scores) from each row: right when shift is the max."""
+
+    def softmax(s: torch.Tensor) -> torch.Tensor:
+        e = (s - shift(s)).exp()
+        return e / e.sum(dim=-1, keepdim=True)
+
+    return softmax
 
 
 def _sums_to_one(weights: torch.Tensor, *inputs: object) -> str | None:
@@ -50,6 +71,22 @@ register(
                 "exp(1000) overflows to inf and inf/inf is NaN: subtract each row's max before "
                 "exp (softmax(x) = softmax(x - c) for any constant c in a row).",
                 lambda s: s.exp() / s.exp().sum(dim=-1, keepdim=True),
+            ),
+            Mistake(
+                "row-mean-subtracted",
+                "you subtracted each row's mean. That leaves the softmax unchanged on paper but "
+                "not its safety: in a row like (-100, 0, 100, 200) the largest score sits 150 "
+                "above the mean, exp(150) overflows float32 (anything above about 88 does) and "
+                "inf/inf is NaN. Subtract each row's max, so that every exponent is <= 0.",
+                _shifted_softmax(lambda s: s.mean(dim=-1, keepdim=True)),
+            ),
+            Mistake(
+                "row-min-subtracted",
+                "you subtracted each row's minimum, which makes every exponent >= 0: in a row "
+                "whose scores spread by more than about 88, such as (-100, 0, 100, 200), exp "
+                "overflows to inf and inf/inf is NaN. Subtract each row's max instead, so that "
+                "every exponent is <= 0 and the largest term is e^0 = 1.",
+                _shifted_softmax(lambda s: s.amin(dim=-1, keepdim=True)),
             ),
             Mistake(
                 "global-max",
@@ -189,6 +226,7 @@ register(
             ),
         ),
         properties=(Property("weights", _attention_weights_ok),),
+        returns=("the output", "the weights"),
         hint="scores = q @ k.transpose(-2, -1) / √d_k; weights = softmax over dim=-1; "
         "output = weights @ v.",
     )

@@ -78,9 +78,14 @@ register(
 
 
 def _scores_inputs(generator: torch.Generator) -> list[tuple]:
+    # The last case is the lesson's edge: the future scores tower 150 above the allowed ones.
+    # Masking before the softmax ignores them; zeroing and renormalising after the softmax
+    # finds the allowed weights already underflowed to 0 and divides 0 by 0.
+    towering_future = 150.0 * torch.ones(5, 5).triu(diagonal=1)
     return [
         (2.0 * torch.randn(5, 5, generator=generator),),
         (2.0 * torch.randn(2, 3, 4, 4, generator=generator),),
+        (torch.randn(5, 5, generator=generator) + towering_future,),
     ]
 
 
@@ -112,6 +117,11 @@ def _after_softmax(scores: torch.Tensor) -> torch.Tensor:
     return torch.softmax(scores, dim=-1).masked_fill(~allowed, 0.0)
 
 
+def _renormalised_after_softmax(scores: torch.Tensor) -> torch.Tensor:
+    kept = _after_softmax(scores)
+    return kept / kept.sum(dim=-1, keepdim=True)
+
+
 def _wrong_axis(scores: torch.Tensor) -> torch.Tensor:
     allowed = causal_mask(scores.shape[-1])
     return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-2)
@@ -134,6 +144,15 @@ register(
                 "1: the weight the future keys had is thrown away instead of shared among the "
                 "allowed keys. Mask the scores with -inf before the softmax.",
                 _after_softmax,
+            ),
+            Mistake(
+                "renormalised-after-softmax",
+                "you zeroed the future weights after the softmax and renormalised the rows. "
+                "That is right on paper but breaks when a future score is much larger than "
+                "the allowed ones (150 larger here): the allowed weights underflow to 0 inside "
+                "the softmax, and renormalising divides 0 by 0. Mask the scores with -inf "
+                "before the softmax, so that it only ever sees the allowed keys.",
+                _renormalised_after_softmax,
             ),
             Mistake(
                 "filled-with-zero",

@@ -13,12 +13,16 @@ from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
 
 
 def _layer_norm_inputs(g: torch.Generator) -> list[tuple]:
-    """float64, so that any correct formula agrees with the reference to ~1e-12."""
+    """float64, so that any correct formula agrees with the reference to ~1e-12.
+
+    The last token is the lesson's edge: nearly constant in the first case (variance ~1e-6,
+    comparable to eps, so where and how eps enters shows), exactly constant in the second
+    (variance 0: only eps keeps the division finite).
+    """
     cases = []
-    for B, T, d in ((2, 3, 8), (1, 4, 16)):
+    for (B, T, d), spread in (((2, 3, 8), 1e-3), ((1, 4, 16), 0.0)):
         x = 3.0 * torch.randn(B, T, d, generator=g, dtype=torch.float64) + 1.0
-        # a nearly constant token: its variance (~1e-6) is comparable to eps
-        x[:, -1] = 1e-3 * torch.randn(B, d, generator=g, dtype=torch.float64) + 2.0
+        x[:, -1] = spread * torch.randn(B, d, generator=g, dtype=torch.float64) + 2.0
         gamma = 1.0 + 0.5 * torch.randn(d, generator=g, dtype=torch.float64)
         beta = 0.5 * torch.randn(d, generator=g, dtype=torch.float64)
         cases.append((x, gamma, beta, 1e-5))
@@ -91,6 +95,18 @@ register(
                     g
                     * (x - x.mean(-1, keepdim=True))
                     / x.var(-1, unbiased=False, keepdim=True).sqrt()
+                    + b
+                ),
+            ),
+            Mistake(
+                "variance-floor",
+                "you used max(var, eps) as a floor under the variance; LayerNorm adds eps: "
+                "divide by sqrt(var + eps). The two differ whenever var is comparable to eps, "
+                "as on a nearly constant token.",
+                lambda x, g, b, eps: (
+                    g
+                    * (x - x.mean(-1, keepdim=True))
+                    / x.var(-1, unbiased=False, keepdim=True).clamp_min(eps).sqrt()
                     + b
                 ),
             ),

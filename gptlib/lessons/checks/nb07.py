@@ -94,8 +94,15 @@ def _rows_are_distributions(out: torch.Tensor, logits: torch.Tensor, *_: object)
 
 
 def _probs_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, float]]:
+    # The last case is a low temperature, where logits / T reach the hundreds: the
+    # distribution must come out sharp, not NaN.
     logits = 3 * torch.randn(3, 8, generator=g)
-    return [(logits, 0.5), (logits, 2.0), (logits[:1], 0.8)]
+    return [(logits, 0.5), (logits, 2.0), (logits[:1], 0.8), (logits, 0.05)]
+
+
+def _plain_exp(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    e = (logits / temperature).exp()
+    return e / e.sum(dim=-1, keepdim=True)
 
 
 register(
@@ -120,6 +127,14 @@ register(
                 lambda lo, t: torch.softmax(lo * t, dim=-1),
             ),
             Mistake(
+                "exp without the max shift",
+                "you exponentiated logits / T directly. At a low temperature (T = 0.05 here) "
+                "logits / T reaches the hundreds, exp overflows to inf and the row becomes NaN. "
+                "Use torch.softmax(logits / temperature, dim=-1), which subtracts each row's "
+                "max first.",
+                _plain_exp,
+            ),
+            Mistake(
                 "softmax over the batch",
                 "the softmax runs over the batch axis (dim=0); each row is one position's "
                 "scores over the vocabulary, so normalise over dim=-1.",
@@ -140,7 +155,10 @@ def _top_k_probs(logits: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def _top_k_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, int]]:
-    logits = 2 * torch.randn(4, 10, generator=g)  # continuous values: no ties
+    # Continuous values, so no two logits tie: with a tie at the k-th largest, keeping both
+    # (the reference's `logits < kth` mask) and keeping exactly k (torch.topk + scatter) are
+    # both right, and no single reference could grade them.
+    logits = 2 * torch.randn(4, 10, generator=g)
     return [(logits, 3), (logits, 1), (logits[:2], 10)]
 
 

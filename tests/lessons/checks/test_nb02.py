@@ -1,10 +1,16 @@
-"""The references behind the exercises of notebooks 01 and 02 agree with independent ones."""
+"""Notebook 02's exercises: the references agree with PyTorch, the softmax inputs separate a
+stable softmax from fragile ones, right answers written in other ways pass, and a wrong half
+of a tuple is named."""
 
+import math
+import re
+
+import pytest
 import torch
 import torch.nn.functional as F
 
 from gptlib.attention import scaled_dot_product_attention
-from gptlib.lessons.checks import REGISTRY
+from gptlib.lessons.checks import REGISTRY, CheckError, verify
 
 
 def test_softmax_reference_is_torch_softmax():
@@ -20,3 +26,88 @@ def test_attention_reference_is_torch_sdpa_and_gptlib():
         torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
         ours_out, ours_weights = scaled_dot_product_attention(q, k, v)
         torch.testing.assert_close(weights, ours_weights)
+
+
+def _shifted(shift):
+    def softmax(s):
+        e = (s - shift(s)).exp()
+        return e / e.sum(dim=-1, keepdim=True)
+
+    return softmax
+
+
+FRAGILE_SOFTMAXES = {
+    "plain exp": (_shifted(lambda s: 0.0), "exp(1000) overflows"),
+    "plain exp in float64": (_shifted(lambda s: 0.0 * s.double()), "NaN or infinite"),
+    "row mean": (_shifted(lambda s: s.mean(-1, keepdim=True)), "exp(150) overflows"),
+    "row min": (_shifted(lambda s: s.amin(-1, keepdim=True)), "every exponent >= 0"),
+    "row median": (_shifted(lambda s: s.median(-1, keepdim=True).values), "NaN or infinite"),
+}
+
+
+@pytest.mark.parametrize(("answer", "message"), FRAGILE_SOFTMAXES.values(), ids=FRAGILE_SOFTMAXES)
+def test_a_softmax_without_the_max_shift_fails_on_a_wide_row(answer, message):
+    with pytest.raises(CheckError, match=re.escape(message)) as info:
+        verify("softmax-rows", answer)
+    assert info.value.mistake is not None or "shift by the row max" in info.value.detail
+
+
+SOFTMAXES = {
+    "torch.softmax": lambda s: torch.softmax(s, dim=-1),
+    "F.softmax": lambda s: F.softmax(s, -1),
+    "log-sum-exp": lambda s: (s - s.logsumexp(dim=-1, keepdim=True)).exp(),
+    "max shift in float64": _shifted(lambda s: s.double().max(dim=-1, keepdim=True)[0]),
+    "over a transposed copy": lambda s: torch.softmax(s.transpose(-2, -1), dim=-2).transpose(
+        -2, -1
+    ),
+    "nn.Softmax": torch.nn.Softmax(dim=-1),
+}
+
+
+@pytest.mark.parametrize("answer", SOFTMAXES.values(), ids=SOFTMAXES)
+def test_other_right_softmaxes_pass(answer):
+    verify("softmax-rows", answer)
+
+
+def _by_einsum(q, k, v):
+    weights = torch.einsum("bqd,bkd->bqk", q, k).mul(q.shape[-1] ** -0.5).softmax(-1)
+    return torch.einsum("bqk,bkd->bqd", weights, v), weights
+
+
+def _by_sdpa(q, k, v):
+    weights = torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), dim=-1)
+    return F.scaled_dot_product_attention(q, k, v), weights
+
+
+def _by_baddbmm_in_float64(q, k, v):
+    q, k, v = q.double(), k.double(), v.double()
+    scores = torch.baddbmm(
+        torch.zeros(q.shape[0], q.shape[1], k.shape[1], dtype=torch.float64),
+        q,
+        k.transpose(1, 2),
+        alpha=1 / math.sqrt(q.shape[-1]),
+    )
+    weights = scores.softmax(-1)
+    return [torch.bmm(weights, v), weights]  # a list is as good as a tuple
+
+
+@pytest.mark.parametrize("answer", [_by_einsum, _by_sdpa, _by_baddbmm_in_float64])
+def test_other_right_attentions_pass(answer):
+    verify("attention", answer)
+
+
+def test_a_tuple_whose_second_item_is_off_names_the_weights_and_the_gap():
+    def answer(q, k, v):
+        out, weights = REGISTRY["attention"].reference(q, k, v)
+        weights = weights.clone()
+        weights[0, 1] = weights[0, 1].flip(-1)  # still a distribution: only the values tell
+        return out, weights
+
+    with pytest.raises(CheckError) as info:
+        verify("attention", answer)
+    assert info.value.mistake is None
+    assert re.match(
+        r"item 1 \(the weights\) differs from the reference: largest difference [\d.]+ at index "
+        r"\[0, 1, \d\] \(yours [\d.]+, the reference's [\d.]+\)\. Hint: ",
+        info.value.detail,
+    ), info.value.detail

@@ -1,0 +1,125 @@
+"""Comparing a student's output with the reference's, and saying in words what differs.
+
+Outputs are tensors, numbers (Python, NumPy or 0-d tensors), or tuples/lists of them. Any
+floating dtype and memory layout is accepted: values are compared in float64.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+
+def as_tensor(value: Any) -> torch.Tensor | None:
+    """A detached tensor for a tensor, a number or a NumPy array; None for anything else."""
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Real):
+        return torch.tensor(float(value), dtype=torch.float64)
+    if hasattr(value, "__array__") and hasattr(value, "dtype"):  # NumPy arrays and scalars
+        try:
+            return torch.as_tensor(value)
+        except (TypeError, RuntimeError):
+            return None
+    return None
+
+
+def outputs_match(got: Any, expected: Any, atol: float, rtol: float) -> bool:
+    """True when two outputs (tensors, numbers, or tuples/lists of them) agree within tolerance."""
+    if isinstance(expected, tuple | list):
+        return (
+            isinstance(got, tuple | list)
+            and len(got) == len(expected)
+            and all(outputs_match(g, e, atol, rtol) for g, e in zip(got, expected, strict=True))
+        )
+    g, e = as_tensor(got), as_tensor(expected)
+    if g is None or e is None:
+        return got == expected
+    if g.shape != e.shape:
+        return False
+    g, e = g.to(torch.float64), e.to(torch.float64)
+    return bool(torch.allclose(g, e, atol=atol, rtol=rtol, equal_nan=True))
+
+
+def describe(value: Any) -> str:
+    """A few words for a value: 'a tensor of shape [2, 3]', 'a tuple of 2 items', 'int 3'."""
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {list(value.shape)}"
+    if isinstance(value, tuple | list):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _item(i: int, names: Sequence[str]) -> str:
+    return f"item {i} ({names[i]})" if i < len(names) else f"item {i}"
+
+
+def shape_problem(got: Any, expected: Any, names: Sequence[str] = ()) -> str | None:
+    """What is structurally wrong (type, shape, NaN), or None; `names` name a tuple's items."""
+    if got is None:
+        return "it returned None: did you forget the `return` statement?"
+    if isinstance(expected, tuple | list):
+        if not isinstance(got, tuple | list) or len(got) != len(expected):
+            return f"it should return {describe(expected)}, but returned {describe(got)}"
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            problem = shape_problem(g, e)
+            if problem:
+                return f"{_item(i, names)}: {problem}"
+        return None
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            return f"it should return a tensor, but returned {describe(got)}"
+        if got.shape != expected.shape:
+            return f"the result has shape {list(got.shape)}, expected {list(expected.shape)}"
+        if got.is_floating_point() and not torch.isfinite(got).all():
+            where = _index(torch.nonzero(~torch.isfinite(got))[0])
+            return f"the result contains NaN or infinite values (the first at index {where})"
+        return None
+    if isinstance(expected, numbers.Real) and as_tensor(got) is None:
+        return f"it should return a number, but returned {describe(got)}"
+    return None
+
+
+def _index(position: torch.Tensor) -> str:
+    return str([int(i) for i in position])
+
+
+def _number(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def value_difference(got: Any, expected: Any) -> str:
+    """How one tensor or number differs from the reference: where, and by how much."""
+    g, e = as_tensor(got), as_tensor(expected)
+    if g is None or e is None or g.shape != e.shape:
+        return f"expected {describe(expected)}, got {describe(got)}"
+    if g.dim() == 0:
+        return f"yours is {_number(g.item())}, the reference's is {_number(e.item())}"
+    if g.dtype == torch.bool and e.dtype == torch.bool:
+        wrong = torch.nonzero(g != e)
+        first = tuple(int(i) for i in wrong[0])
+        return (
+            f"{len(wrong)} of {g.numel()} entries differ, the first at index {list(first)} "
+            f"(yours {bool(g[first])}, the reference's {bool(e[first])})"
+        )
+    gap = (g.double() - e.double()).abs()
+    flat = int(torch.argmax(torch.nan_to_num(gap, nan=float("inf"))))
+    where = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), gap.shape))
+    return (
+        f"largest difference {gap[where].item():.3g} at index {list(where)} "
+        f"(yours {_number(g[where].item())}, the reference's {_number(e[where].item())})"
+    )
+
+
+def difference(got: Any, expected: Any, atol: float, rtol: float, names: Sequence[str] = ()) -> str:
+    """What differs between an answer and the reference, naming the first item that differs."""
+    if isinstance(expected, tuple | list) and isinstance(got, tuple | list):
+        for i, (g, e) in enumerate(zip(got, expected, strict=False)):
+            if not outputs_match(g, e, atol, rtol):
+                return f"{_item(i, names)} differs from the reference: {value_difference(g, e)}"
+    return f"the result differs from the reference: {value_difference(got, expected)}"
