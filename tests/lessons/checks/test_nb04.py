@@ -91,7 +91,7 @@ def _by_nn_multihead_attention(x, w_qkv, b_qkv, w_o, b_o, n_heads):
 
 def _by_gptlib_layer(x, w_qkv, b_qkv, w_o, b_o, n_heads):
     layer = CausalSelfAttention(x.shape[-1], n_heads)
-    return _with_weights(layer, w_qkv, b_qkv, w_o, b_o)(x)[0]
+    return _with_weights(layer, w_qkv, b_qkv, w_o, b_o)(x)
 
 
 @pytest.mark.parametrize("answer", [_by_sdpa, _by_nn_multihead_attention, _by_gptlib_layer])
