@@ -11,7 +11,8 @@ them with Jupyter Book 1 (Sphinx) with every warning an error, then check every 
 and asset of the result (book/check_links.py). No step needs the network.
 
 In the staged copies, the code of nbgrader solution cells is folded behind a "Show the
-solution" toggle (the committed notebooks are not changed).
+solution" toggle (the committed notebooks are not changed). Repository files that the pages
+link to (a script, a licence) are staged too, and served as downloads.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +34,8 @@ from book.course import ROOT, guides, landing_page, notebooks, table_of_contents
 from book.launch import public_repo_url
 
 BOOK = ROOT / "book"
+# the target of a markdown link or image: [text](target) / ![alt](target "title")
+_LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]+)")
 SOLUTION_PROMPTS = {
     "code_prompt_show": "Show the solution",
     "code_prompt_hide": "Hide the solution",
@@ -72,6 +76,37 @@ def fold_solutions(notebook: dict) -> dict:
     return notebook
 
 
+def linked_files(markdown: str, page: Path) -> set[Path]:
+    """Files of the repository that relative links in `markdown` (of the file `page`) name."""
+    found = set()
+    for target in _LINK_TARGET.findall(markdown):
+        path = target.split("#", 1)[0]
+        if not path or re.match(r"^[a-z][a-z0-9+.-]*:", path, re.IGNORECASE):
+            continue
+        file = (page.parent / path).resolve()
+        if file.is_file() and file.is_relative_to(ROOT):
+            found.add(file)
+    return found
+
+
+def copy_linked_files(src: Path) -> None:
+    """Stage the repository files that the staged pages link to (scripts, data, licences...):
+    the site serves them as downloads instead of failing the build on a missing target."""
+    pages = list(src.glob("*.md")) + list(src.glob("docs/**/*.md"))
+    texts = [(page, page.read_text(encoding="utf-8")) for page in pages]
+    for notebook in src.glob("notebooks/*.ipynb"):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        markdown = (c for c in cells if c["cell_type"] == "markdown")
+        texts.append((notebook, "\n".join("".join(c["source"]) for c in markdown)))
+    for page, text in texts:
+        in_repo = ROOT / page.relative_to(src)
+        for file in linked_files(text, in_repo):
+            staged = src / file.relative_to(ROOT)
+            if not staged.exists():
+                staged.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(file, staged)
+
+
 def stage(src: Path, repo_url: str, ref: str) -> None:
     """Write the book's sources into `src` (emptied first), laid out like the repository."""
     shutil.rmtree(src, ignore_errors=True)
@@ -84,6 +119,7 @@ def stage(src: Path, repo_url: str, ref: str) -> None:
     guide_paths = guides()
     if (ROOT / "docs").is_dir():
         shutil.copytree(ROOT / "docs", src / "docs")
+    copy_linked_files(src)
     (src / "index.md").write_text(landing_page(course, guide_paths), encoding="utf-8")
     (src / "_toc.yml").write_text(table_of_contents(course, guide_paths), encoding="utf-8")
 

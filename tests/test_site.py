@@ -239,6 +239,20 @@ def test_current_timings_cover_the_committed_notebooks():
         assert re.fullmatch(r"[0-9a-f]{64}", entry["code_sha256"]), name
 
 
+def test_linked_repository_files_are_found_for_staging():
+    from book.build import linked_files
+
+    markdown = (
+        "Run [the script](../scripts/classroom.py#L3) or ![a picture](<../README.md>); "
+        "see [a site](https://example.org/x.py), [a section](#grading), "
+        "[gone](../scripts/no_such_script.py) and [outside](../../etc/passwd)."
+    )
+    assert linked_files(markdown, ROOT / "docs" / "classroom.md") == {
+        ROOT / "scripts" / "classroom.py",
+        ROOT / "README.md",
+    }
+
+
 # --- the link checker ---------------------------------------------------------------------
 
 
