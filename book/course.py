@@ -184,8 +184,8 @@ An interactive course on the Transformer, from token embeddings to a trained GPT
 of training a 7-billion-parameter model, in {len(course)} notebooks. These pages show the
 notebooks as they are committed, with the outputs their code printed when they were last run;
 the test suite re-runs every notebook and checks that it still prints the same. Each notebook
-page says how to open it in JupyterLab, online or on your own machine, where the controls of its
-widgets move; here, each widget is shown by the static rendering the notebook draws beside it.
+page starts with how to open it in JupyterLab, where the controls of its widgets move; here,
+each widget is shown by the static rendering the notebook draws beside it.
 
 Setting up, the tests and the command line: [the README](README.md).{guide}
 
