@@ -2,7 +2,8 @@
 #   make lab    set up .venv and open the notebooks in JupyterLab
 #   make test   set up .venv and run the whole test suite (unit tests, every notebook under
 #               strict nbval, the classroom pipeline and, where Chromium is installed, the UI)
-# Also: make notebooks (re-execute all notebooks in place), make lint, make bench.
+# Also: make notebooks (re-execute all notebooks in place), make lint, make bench,
+#       make site (the course website in book/_build/html; see README.md).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -13,12 +14,20 @@ TORCH ?= torch>=2.2
 TORCH_INDEX ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SITE_STAMP := $(VENV)/.installed-site
 PYTEST_ARGS ?=
 # JupyterLab refuses to start as root (as in most containers) unless told --allow-root.
 USER_ID ?= $(shell id -u)
 LAB_FLAGS := $(if $(filter 0,$(USER_ID)),--allow-root)
+# The notebook `make lab` opens, e.g. make lab NOTEBOOK=notebooks/03_the_causal_mask.ipynb
+NOTEBOOK ?= notebooks/00_start_here.ipynb
+# The website's launch links: the repository's public address and the ref Binder builds.
+# Default: repository.url in book/_config.yml, else the clone's origin remote if it is https.
+REPO_URL ?=
+REPO_REF ?=
+FORMATTED := gptlib tests scripts benchmarks book
 
-.PHONY: setup lab test notebooks lint bench
+.PHONY: setup lab test notebooks lint bench site
 
 setup: $(STAMP)
 
@@ -28,12 +37,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
-lab: setup
-	$(BIN)/jupyter lab $(LAB_FLAGS) notebooks/00_start_here.ipynb
+# Jupyter Book 1 and an offline MathJax, beside the test tools (tests/test_site.py builds it).
+$(SITE_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,site]"
+	touch $(SITE_STAMP)
 
-test: setup
+lab: setup
+	$(BIN)/jupyter lab $(LAB_FLAGS) $(NOTEBOOK)
+
+test: setup $(SITE_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check gptlib tests scripts benchmarks
+	$(BIN)/ruff format --check $(FORMATTED)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600 \
 		-p no:cacheprovider --durations=15 $(PYTEST_ARGS)
@@ -43,7 +57,11 @@ notebooks: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check gptlib tests scripts benchmarks
+	$(BIN)/ruff format --check $(FORMATTED)
+
+site: $(SITE_STAMP)
+	$(BIN)/python -m book.build $(if $(REPO_URL),--repo-url "$(REPO_URL)") \
+		$(if $(REPO_REF),--ref "$(REPO_REF)")
 
 bench: setup
 	for script in benchmarks/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -5,7 +5,8 @@
     python scripts/run_notebooks.py --dry-run       # execute and time, write nothing
 
 Run it after any change to gptlib or a notebook, then commit the notebooks. It prints each
-notebook's execution time. Kernels import this checkout's gptlib and run on the CPU
+notebook's execution time and records it in notebooks/timings.json (the run times the course
+website shows; not with --dry-run). Kernels import this checkout's gptlib and run on the CPU
 (GPTLIB_DEVICE=cpu) with a fixed hash seed, so the stored outputs are what strict nbval
 (`pytest --nbval`) reproduces.
 """
@@ -13,9 +14,14 @@ notebook's execution time. Kernels import this checkout's gptlib and run on the 
 from __future__ import annotations
 
 import argparse
+import datetime
+import hashlib
+import json
 import os
+import platform
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 import nbformat
@@ -29,6 +35,13 @@ NOTEBOOK_METADATA = {
     "language_info": {"name": "python"},
 }
 KERNEL_ENV = {"GPTLIB_DEVICE": "cpu", "PYTHONHASHSEED": "0", "TQDM_DISABLE": "1"}
+TIMINGS = NOTEBOOKS / "timings.json"
+TIMINGS_NOTE = (
+    "Written by scripts/run_notebooks.py (make notebooks), never by hand: the wall-clock seconds "
+    "each notebook took to execute top to bottom in one fresh kernel on the CPU. code_sha256 "
+    "identifies the code cells that were timed (see code_digest), so a reader can tell a figure "
+    "measured on an earlier version of the notebook."
+)
 
 
 def clean_metadata(nb: nbformat.NotebookNode) -> None:
@@ -59,6 +72,38 @@ def merge_streams(nb: nbformat.NotebookNode) -> None:
             else:
                 merged.append(out)
         cell.outputs = merged
+
+
+def code_digest(nb: nbformat.NotebookNode) -> str:
+    """sha256 of the notebook's code cells' sources, in order (markdown and outputs left out)."""
+    sources = (cell.source for cell in nb.cells if cell.cell_type == "code")
+    return hashlib.sha256("\0".join(sources).encode()).hexdigest()
+
+
+def machine_summary() -> str:
+    """What the timings were measured on, e.g. 'x86_64, 2 CPUs, torch 2.13.0'."""
+    try:
+        torch = f", torch {metadata.version('torch')}"
+    except metadata.PackageNotFoundError:
+        torch = ""
+    return f"{platform.machine()}, {os.cpu_count()} CPUs{torch}"
+
+
+def record_timings(measured: dict[str, tuple[float, str]], path: Path = TIMINGS) -> None:
+    """Merge {notebook file name: (seconds, code digest)} into the timings file; entries of
+    notebooks no longer in its folder are dropped (renamed or removed notebooks)."""
+    entries = json.loads(path.read_text())["notebooks"] if path.exists() else {}
+    today, machine = datetime.date.today().isoformat(), machine_summary()
+    for name, (seconds, digest) in measured.items():
+        entries[name] = {
+            "seconds": round(seconds, 1),
+            "code_sha256": digest,
+            "measured": today,
+            "machine": machine,
+        }
+    present = {p.name for p in path.parent.glob("*.ipynb")}
+    kept = {name: entries[name] for name in sorted(entries) if name in present}
+    path.write_text(json.dumps({"about": TIMINGS_NOTE, "notebooks": kept}, indent=2) + "\n")
 
 
 def execute(path: Path, timeout: int) -> tuple[nbformat.NotebookNode, float]:
@@ -92,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
     )
     total = 0.0
+    measured: dict[str, tuple[float, str]] = {}
     for path in paths:
         nb, seconds = execute(path, args.timeout)
         total += seconds
@@ -100,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.dry_run:
             nbformat.validate(nb)
             nbformat.write(nb, path)
+            if path.resolve().parent == NOTEBOOKS:
+                measured[path.name] = (seconds, code_digest(nb))
+                record_timings(measured)
         print(f"{path.name:45s} {seconds:7.1f} s", flush=True)
     print(f"{'total':45s} {total:7.1f} s")
     return 0

@@ -1,6 +1,10 @@
 """Test-session setup shared by the unit tests and the notebooks run under nbval."""
 
 import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,3 +32,33 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@dataclass(frozen=True)
+class BuiltSite:
+    """The course website built by `python -m book.build` (what `make site` runs)."""
+
+    html: Path
+    repo: object  # book.launch.Repository the launch links were built for
+    seconds: float
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> BuiltSite:
+    """The website, built once per session into a temporary folder (tests/test_site.py and the
+    browser test tests/ui/test_site.py share it); skips without the `site` extra."""
+    pytest.importorskip("jupyter_book", reason='the website needs pip install -e ".[site]"')
+    from book.launch import Repository
+
+    repo = Repository("https://github.com/example-org/gptlib-notebooks", "main")
+    out = tmp_path_factory.mktemp("site")
+    command = [sys.executable, "-m", "book.build", "--out", str(out)]
+    command += ["--repo-url", repo.url, "--ref", repo.ref]
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        pytest.fail(
+            f"{' '.join(command)} failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
+        )
+    return BuiltSite(out / "_build" / "html", repo, seconds)

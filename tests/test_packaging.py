@@ -13,6 +13,8 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parent.parent
 CONDA_NAMES = {"torch": "pytorch-cpu"}  # pip name → conda-forge name where they differ
+# The only upper bounds allowed: a next major version that is another tool altogether.
+MAJOR_CAPS = {"jupyter-book": "<2"}  # 2.x is mystmd-based, with another config and CLI
 
 
 def _split(requirement: str) -> tuple[str, str]:
@@ -59,5 +61,7 @@ def test_dependencies_have_lower_bounds_only():
     project = _pyproject()["project"]
     groups = [project["dependencies"], *project["optional-dependencies"].values()]
     for requirement in (r for group in groups for r in group):
-        _, bound = _split(requirement)
-        assert bound.startswith(">=") and "," not in bound and "==" not in bound, requirement
+        name, bound = _split(requirement)
+        lower, *cap = bound.split(",")
+        assert lower.startswith(">=") and "==" not in bound, requirement
+        assert cap in ([], [MAJOR_CAPS.get(name)]), f"{requirement}: only MAJOR_CAPS may cap"

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from ui_harness import IMAGE, NOTEBOOKS, Interaction, NotebookSpec, parse_number
+
+from .ui_harness import IMAGE, NOTEBOOKS, Interaction, NotebookSpec, parse_number
 
 NUMBER = r"([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)"
 
