@@ -20,15 +20,21 @@ class HeadPatternsView:
     Built once with room for `max_heads` panels over a sequence of `labels`; `update` fills the
     first h panels and hides the rest, so the explorer redraws without rebuilding axes. Only
     the first panel carries the character ticks (queries down, keys across; every panel shows
-    the same sentence): labelling them all would make a redraw several times slower.
+    the same sentence): labelling them all would make a redraw several times slower. One
+    colorbar serves every panel (weights 0 to 1).
     """
+
+    @staticmethod
+    def figsize(max_heads: int) -> tuple[float, float]:
+        """A figure size that fits `max_heads` panels, four to a row."""
+        return (12.8, 3.2 * math.ceil(max_heads / 4) + 0.7)
 
     def __init__(self, fig: Figure, labels: Sequence[str], max_heads: int = 8) -> None:
         T = len(labels)
         cols = min(max_heads, 4)
         rows = math.ceil(max_heads / cols)
         axes = fig.subplots(rows, cols, squeeze=False).flat
-        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.08, top=0.86, wspace=0.15, hspace=0.3)
+        fig.subplots_adjust(left=0.06, right=0.91, bottom=0.09, top=0.88, wspace=0.12, hspace=0.25)
         self.axes = list(axes)
         self.images = [
             ax.imshow(np.zeros((T, T)), cmap="viridis", vmin=0, vmax=1) for ax in self.axes
@@ -37,11 +43,15 @@ class HeadPatternsView:
         for i, ax in enumerate(self.axes):
             ax.set_title(f"head {i}", fontsize=9)
             if i == 0:
-                ax.set_xticks(range(T), ticks, fontsize=6)
-                ax.set_yticks(range(T), ticks, fontsize=6)
+                ax.set_xticks(range(T), ticks, fontsize=8)
+                ax.set_yticks(range(T), ticks, fontsize=8)
+                ax.set_xlabel("key", fontsize=9)
+                ax.set_ylabel("query", fontsize=9)
             else:
                 ax.set_xticks([])
                 ax.set_yticks([])
+        colorbar_ax = fig.add_axes((0.93, 0.09, 0.012, 0.79))
+        fig.colorbar(self.images[0], cax=colorbar_ax, label="attention weight")
         self.title = fig.suptitle("")
 
     def update(self, weights: torch.Tensor, title: str = "") -> None:

@@ -25,6 +25,10 @@ def test_view_shows_one_panel_per_head_four_per_row(max_heads, h, rows):
     assert view.title.get_text() == "t"
     assert [t.get_text() for t in view.axes[0].get_yticklabels()] == ["a", "b", "⏎"]
     assert all(not ax.get_xticks().size for ax in view.axes[1:])  # labels on the first only
+    first = view.axes[0]
+    assert min(t.get_fontsize() for t in first.get_xticklabels() + first.get_yticklabels()) >= 8
+    assert (first.get_xlabel(), first.get_ylabel()) == ("key", "query")
+    assert view.axes[-1].figure.axes[-1].get_ylabel() == "attention weight"  # the colorbar
 
 
 def test_view_refuses_more_heads_than_panels():
