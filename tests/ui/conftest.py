@@ -12,7 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from ui_harness import (
+
+from .ui_harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
     NOTEBOOKS,

@@ -1,4 +1,4 @@
-"""Where a model's parameters sit, as horizontal bars (notebook 00's vocabulary explorer)."""
+"""Where the chapter's GPT keeps its parameters, as horizontal bars (notebook 00's explorer)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ class ModelSizeView:
         ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         self.title = ax.set_title("")
 
-    def update(self, parts: Mapping[str, int], title: str = "") -> None:
-        """Show the count of every group in `names` (extra keys are ignored) under `title`."""
+    def update(self, parts: Mapping[str, int], vocab_size: int) -> None:
+        """Show the count of every group in `names` (extra keys are ignored) for a vocabulary
+        of `vocab_size` characters."""
         missing = [name for name in self.names if name not in parts]
         if missing:
             raise ValueError(f"no count for {missing}; got {sorted(parts)}")
@@ -40,4 +41,4 @@ class ModelSizeView:
             text.set_position((parts[name] + 0.01 * top, bar.get_y() + bar.get_height() / 2))
             text.set_text(f"{parts[name]:,}")
         self.ax.set_xlim(0, 1.3 * top)
-        self.title.set_text(title)
+        self.title.set_text(f"the chapter's GPT with a vocabulary of V = {vocab_size}")

@@ -62,4 +62,4 @@ class ModelSizeExplorer(Explorer):
         return chapter_model_size(self.vocab_size.value)
 
     def draw(self, result: ModelSize) -> None:
-        self.view.update(result.parts, title=f"the chapter's GPT with V = {result.vocab_size}")
+        self.view.update(result.parts, result.vocab_size)
