@@ -84,7 +84,9 @@ def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type != "code":
                 continue
-            code = "\n".join(line for line in cell.source.splitlines() if not line[:1] in "%!")
+            code = "\n".join(
+                line for line in cell.source.splitlines() if not line.startswith(("%", "!"))
+            )
             for node in ast.walk(ast.parse(code)):
                 if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "answer":
                     key = node.args[0].value

@@ -29,7 +29,8 @@ class HeadsExplorer(Explorer):
         self.n_heads = widgets.SelectionSlider(
             options=sorted(models), value=n_heads, description="n_heads"
         )
-        super().__init__([self.n_heads], figsize=HeadPatternsView.figsize(max(models)))
+        figsize = HeadPatternsView.figsize(max(models), len(labels))
+        super().__init__([self.n_heads], figsize=figsize)
         self.view = HeadPatternsView(self.figure, labels, max_heads=max(models))
         self.redraw()
 
