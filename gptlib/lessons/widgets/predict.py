@@ -30,6 +30,11 @@ KINDS = ("number", "choice")
 NOT_COMMITTED = "none committed (commit one above, then run this cell again)"
 
 
+def _shown(value: float | str, fmt: str) -> str:
+    """A choice in quotes, a number with `fmt`."""
+    return repr(value) if isinstance(value, str) else f"{value:{fmt}}"
+
+
 @dataclass(frozen=True)
 class Comparison:
     """A committed prediction (None if there is none) next to the measurement.
@@ -42,15 +47,12 @@ class Comparison:
     measured: float | str
     fmt: str = ".4g"
 
-    def _show(self, value: float | str) -> str:
-        return repr(value) if isinstance(value, str) else f"{value:{self.fmt}}"
-
     def lines(self) -> list[str]:
         """The comparison as `name = value` lines (what `Prediction.reveal` prints)."""
-        measured = f"measured = {self._show(self.measured)}"
+        measured = f"measured = {_shown(self.measured, self.fmt)}"
         if self.prediction is None:
             return [f"your prediction = {NOT_COMMITTED}", measured]
-        lines = [f"your prediction = {self._show(self.prediction)}", measured]
+        lines = [f"your prediction = {_shown(self.prediction, self.fmt)}", measured]
         if isinstance(self.measured, str):
             return [*lines, f"right = {'yes' if self.prediction == self.measured else 'no'}"]
         miss = self.prediction - self.measured
@@ -100,16 +102,13 @@ class Prediction:
         self.commit_button.on_click(lambda _: self._commit_clicked())
         self._show_status()
 
-    def _format(self, value: float | str) -> str:
-        return repr(value) if isinstance(value, str) else f"{value:{self.fmt}}"
-
     def status_line(self) -> str:
         """The `name = value` line under the input: the guess and whether it is committed."""
         if self.committed is not None:
-            return f"your prediction = {self._format(self.committed)} (committed)"
+            return f"your prediction = {_shown(self.committed, self.fmt)} (committed)"
         if self.input.value is None:
             return f"your prediction = none yet (pick one of {self.choices})"
-        return f"your prediction = {self._format(self.input.value)} (not committed)"
+        return f"your prediction = {_shown(self.input.value, self.fmt)} (not committed)"
 
     def _show_status(self) -> None:
         text = self.status_line() + "\n"
@@ -122,7 +121,7 @@ class Prediction:
     def commit(self, value: float | str | None = None) -> None:
         """Lock in `value` (or, without one, the input's current value)."""
         if self.committed is not None:
-            raise ValueError(f"already committed {self._format(self.committed)}; it stays")
+            raise ValueError(f"already committed {_shown(self.committed, self.fmt)}; it stays")
         if value is not None:
             if self.kind == "choice" and value not in self.choices:
                 raise ValueError(f"choose one of {self.choices}, got {value!r}")
