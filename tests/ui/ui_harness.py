@@ -543,7 +543,9 @@ class NotebookSession:
             box = cell = self.code_cell(interaction.control)
         else:
             box = self.control(interaction.kind, interaction.control, interaction.cell)
-            cell = self.cell_of(box)
+            # Found by its source, the cell stays found when the control's label changes
+            # (a prediction's "commit" button reads "committed" once clicked).
+            cell = self.code_cell(interaction.cell) if interaction.cell else self.cell_of(box)
         box.scroll_into_view_if_needed()
         watch, everything = interaction.watch, interaction.kind == RUN_CELL
         before = self.watched(cell, watch, everything)
