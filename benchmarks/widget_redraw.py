@@ -44,7 +44,7 @@ def time_redraws(
             t1 = time.perf_counter()
             explorer.draw(result)
             t2 = time.perf_counter()
-            figure_png(explorer.figure)
+            figure_png(explorer.figure, explorer.dpi)
             t3, cpu3 = time.perf_counter(), time.process_time()
             runs.append((t1 - t0, t2 - t1, t3 - t2, t3 - t0, cpu3 - cpu0))
         for name, values in zip(medians, zip(*runs, strict=True), strict=True):

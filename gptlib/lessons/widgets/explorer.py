@@ -52,15 +52,19 @@ class Explorer:
     """Controls above an Output of `name = value` lines and an Image of one reused Figure.
 
     A subclass creates its controls, calls `super().__init__(controls, figsize)`, builds its
-    view on `self.figure`, then calls `self.redraw()`. It implements `compute()` (call the
+    view on `self.figure`, then calls `self.redraw()`. The notebook stretches the image to the
+    cell's width: a narrow figure with small text (a map labelled by character) needs a
+    higher `dpi` to stay sharp, at some cost in redraw time. It implements `compute()` (call the
     pure function with the controls' values) and `draw(result)` (update the view). After
     every redraw `result` is the last result and `lines` its `name = value` lines.
     """
 
     _held = 0  # > 0 while `holding()`: control changes do not redraw
 
-    def __init__(self, controls: Sequence[widgets.Widget], figsize: tuple[float, float]) -> None:
-        self.controls = list(controls)
+    def __init__(
+        self, controls: Sequence[widgets.Widget], figsize: tuple[float, float], dpi: int = 80
+    ) -> None:
+        self.controls, self.dpi = list(controls), dpi
         self.numbers = widgets.Output()
         self.image = widgets.Image(format="png")
         self.figure = Figure(figsize=figsize)
@@ -89,7 +93,7 @@ class Explorer:
         lines = check_lines(result.lines())
         self.draw(result)
         self.result, self.lines = result, lines
-        self.image.value = figure_png(self.figure)
+        self.image.value = figure_png(self.figure, self.dpi)
         text = "\n".join(lines) + "\n"
         self.numbers.outputs = ({"output_type": "stream", "name": "stdout", "text": text},)
 

@@ -78,7 +78,8 @@ class AttentionExplorer(Explorer):
         c = model.config
         self.layer = widgets.IntSlider(value=0, min=0, max=c.n_layers - 1, description="layer")
         self.head = widgets.IntSlider(value=0, min=0, max=c.n_heads - 1, description="head")
-        super().__init__([self.layer, self.head], figsize=AttentionMapView.FIGSIZE)
+        # 110 dpi: the narrow map, stretched to the cell's width, keeps its 8 pt labels sharp.
+        super().__init__([self.layer, self.head], figsize=AttentionMapView.FIGSIZE, dpi=110)
         self.view = AttentionMapView(self.figure, text)
         self.redraw()
 

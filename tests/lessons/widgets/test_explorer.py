@@ -123,3 +123,10 @@ def test_every_explorer_uses_the_shared_base(path):
     }
     if uses_ipywidgets and path.name not in ("explorer.py", "predict.py"):
         assert "Explorer" in bases, f"{path.name} builds controls without the Explorer base"
+
+
+def test_the_png_has_the_figure_size_at_the_explorer_dpi():
+    explorer = SquareExplorer()  # 2 × 2 inches at the default 80 dpi
+    png = bytes(explorer.image.value)
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (width, height) == (160, 160)
