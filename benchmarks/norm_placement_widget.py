@@ -1,10 +1,10 @@
-"""Redraw time of notebook 06's gradient-norm widget (target: well under 0.5 s per change).
+"""Redraw time of notebook 06's gradient-norm explorer (target: well under 0.5 s per change).
 
     PYTHONPATH=$PWD python benchmarks/norm_placement_widget.py
 
-Prints the median time of a redraw at a depth not yet computed (both placements, the
-slowest case) and of a redraw at a depth already cached, with one torch thread as the
-notebook uses.
+Prints the median time of a slider step to a depth not yet computed (both placements, the
+slowest case) and to a depth already cached, with one torch thread as the notebook uses. A
+step is the whole redraw: the profiles, the figure and its PNG.
 """
 
 from __future__ import annotations
@@ -12,29 +12,22 @@ from __future__ import annotations
 import statistics
 import time
 
-import matplotlib
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
-
-from gptlib.lessons.widgets import norm_placement as widget  # noqa: E402
+from gptlib.lessons.widgets.norm_placement import GradientNormExplorer
 
 
-def timed_render(depth: int) -> float:
+def timed_step(explorer: GradientNormExplorer, depth: int) -> float:
     start = time.perf_counter()
-    fig, _ = widget.render_profiles(depth, "both")
-    fig.canvas.draw()
-    plt.close(fig)
+    explorer.depth.value = depth  # one redraw
     return time.perf_counter() - start
 
 
 def main() -> None:
     torch.set_num_threads(1)
-    widget.cached_profile("pre", 2)  # load the corpus once, as the notebook has by then
+    explorer = GradientNormExplorer(depth=2)  # loads the corpus once, as the notebook has by then
     for depths, label in (((8, 16, 24), "new depth"), ((8, 16, 24), "cached depth")):
-        times = [timed_render(depth) for depth in depths]
+        times = [timed_step(explorer, depth) for depth in depths]
         print(
             f"{label:13s} redraw: median {statistics.median(times):.3f} s, "
             f"max {max(times):.3f} s over depths {depths}"

@@ -2,11 +2,12 @@
 
     PYTHONPATH=$PWD python benchmarks/widget_redraw.py [--repeats 5]
 
-A redraw is what a slider step costs in the notebook: the pure function, the in-place figure
-update and the PNG the Image widget shows. It must stay well under 0.5 s. Prints, over every
-setting the sweep visits, the median wall time, the worst setting's median, each stage's share,
-and the median CPU time of this process: on a busy shared machine the wall time overstates the
-cost, and the CPU time is close to what a redraw takes with a core to itself.
+A redraw is what a slider step costs in the notebook: the explorer's pure function
+(`compute`), the in-place figure update (`draw`) and the PNG the Image widget shows. It must
+stay well under 0.5 s. Prints, over every setting the sweep visits, the median wall time, the
+worst setting's median, each stage's share, and the median CPU time of this process: on a busy
+shared machine the wall time overstates the cost, and the CPU time is close to what a redraw
+takes with a core to itself.
 """
 
 from __future__ import annotations
@@ -14,15 +15,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
-from matplotlib.figure import Figure
 
-from gptlib.lessons.experiments.positions import position_summary
-from gptlib.lessons.experiments.saturation import saturation
-from gptlib.lessons.widgets._explorer import figure_png
+from gptlib.lessons.widgets.explorer import Explorer, figure_png
 from gptlib.lessons.widgets.positions import PositionExplorer
 from gptlib.lessons.widgets.saturation import DK_CHOICES, SaturationExplorer
 
@@ -30,23 +28,23 @@ STAGES = ("compute", "update", "png")
 
 
 def time_redraws(
-    settings: Sequence[Any],
-    compute: Callable[[Any], Any],
-    update: Callable[[Any], None],
-    fig: Figure,
-    repeats: int,
+    explorer: Explorer, settings: Sequence[dict[str, Any]], repeats: int
 ) -> dict[str, list[float]]:
-    """Per setting, the median seconds of each stage, of the whole redraw, and its CPU time."""
+    """Per setting (control name -> value), the median seconds of each stage of a redraw
+    (`compute`, `draw`, the PNG), of the whole redraw, and its CPU time."""
     medians: dict[str, list[float]] = {name: [] for name in (*STAGES, "total", "cpu")}
     for setting in settings:
+        with explorer.holding(redraw=False):
+            for name, value in setting.items():
+                getattr(explorer, name).value = value
         runs = []
         for _ in range(repeats):
             cpu0, t0 = time.process_time(), time.perf_counter()
-            result = compute(setting)
+            result = explorer.compute()
             t1 = time.perf_counter()
-            update(result)
+            explorer.draw(result)
             t2 = time.perf_counter()
-            figure_png(fig)
+            figure_png(explorer.figure, explorer.dpi)
             t3, cpu3 = time.perf_counter(), time.process_time()
             runs.append((t1 - t0, t2 - t1, t3 - t2, t3 - t0, cpu3 - cpu0))
         for name, values in zip(medians, zip(*runs, strict=True), strict=True):
@@ -72,23 +70,16 @@ def main() -> None:
     args = parser.parse_args()
     print(f"torch threads: {torch.get_num_threads()}")
 
-    explorer = SaturationExplorer()
-    settings = [(d_k, scaled) for scaled in (False, True) for d_k in DK_CHOICES]
-    medians = time_redraws(
-        settings, lambda s: saturation(*s), explorer.view.update, explorer.figure, args.repeats
-    )
-    report("d_k explorer (02)", medians)
+    settings = [{"d_k": d_k, "scaled": scaled} for scaled in (False, True) for d_k in DK_CHOICES]
+    report("d_k explorer (02)", time_redraws(SaturationExplorer(), settings, args.repeats))
 
-    explorer = PositionExplorer()
-    settings = [(T, d, base) for T in (8, 128, 512) for d in (4, 64, 256) for base in (10, 1e4)]
-    medians = time_redraws(
-        settings,
-        lambda s: position_summary(*s),
-        explorer.view.update,
-        explorer.figure,
-        args.repeats,
-    )
-    report("positions explorer (01)", medians)
+    settings = [
+        {"length": T, "d_model": d, "base": base}
+        for T in (8, 128, 512)
+        for d in (4, 64, 256)
+        for base in (10, 1e4)
+    ]
+    report("positions explorer (01)", time_redraws(PositionExplorer(), settings, args.repeats))
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ from widget_redraw import report, time_redraws  # benchmarks/ is the script's ow
 
 from gptlib import GPT, GPTConfig
 from gptlib.data.grammar import TOY_GRAMMAR
-from gptlib.lessons.experiments.causality import perturb
-from gptlib.lessons.experiments.multihead import head_patterns
 from gptlib.lessons.widgets.causal_mask import CausalMaskExplorer
 from gptlib.lessons.widgets.multihead import HeadsExplorer
 
@@ -35,15 +33,12 @@ def main() -> None:
     text = "the red fox sees the cat."
     model = GPT(GPTConfig(vocab_size=V, d_model=32, n_heads=4, n_layers=2, max_len=32))
     explorer = CausalMaskExplorer(model, TOY_GRAMMAR.encode(text)[None], text)
-    settings = [(position, causal) for causal in (True, False) for position in (0, 10, 24)]
-    medians = time_redraws(
-        settings,
-        lambda s: perturb(explorer.twins, explorer.idx, *s),
-        explorer.view.update,
-        explorer.figure,
-        args.repeats,
-    )
-    report("causal-mask explorer (03)", medians)
+    settings = [
+        {"position": position, "causal": causal}
+        for causal in (True, False)
+        for position in (0, 10, 24)
+    ]
+    report("causal-mask explorer (03)", time_redraws(explorer, settings, args.repeats))
 
     sentence = "the cat sees the dog."
     idx = TOY_GRAMMAR.encode(sentence)[None]
@@ -52,14 +47,8 @@ def main() -> None:
         for h in (1, 2, 4, 8)
     }
     heads = HeadsExplorer(models, idx, sentence)
-    medians = time_redraws(
-        list(models),
-        lambda h: head_patterns(models[h], idx),
-        lambda result: heads.view.update(result.weights, result.title()),
-        heads.figure,
-        args.repeats,
-    )
-    report("heads explorer (04)", medians)
+    settings = [{"n_heads": h} for h in models]
+    report("heads explorer (04)", time_redraws(heads, settings, args.repeats))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ SPECS is the table: for each notebook, the controls to move (by the description 
 them) and the text line of the widget output that must change, and which way. A notebook whose
 file is not in the tree yet is skipped with a message; when it lands its row runs. A control on
 the page that no row moves fails the test (list it in `ignored`, with the reason, if moving it
-proves nothing). Widgets print their key numbers as text lines such as `max weight = 0.912`.
+proves nothing). Widgets print their key numbers as `name = value` lines, such as
+`max weight = 0.912` (an explorer's `lines`); `line(name)` reads one. A prediction's row types a
+guess, commits it and runs the cell that reveals it again (kind RUN_CELL).
 
 Run: `PYTHONPATH=$PWD python -m pytest -m ui tests/ui` (screenshots in ui-screenshots/).
 """
@@ -17,17 +19,28 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from .ui_harness import IMAGE, NOTEBOOKS, Interaction, NotebookSpec, parse_number
+from .ui_harness import IMAGE, NOTEBOOKS, RUN_CELL, Interaction, NotebookSpec, parse_number
 
 NUMBER = r"([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)"
 
 
 def line(name: str) -> str:
-    """Regex for a printed `name = <number>` (or `name: <number>`), the number in group 1.
+    """Regex for a printed `name = <number>` line, the number in group 1.
 
     `name` must not be the tail of a longer word: line("d") does not match "squared = 81".
     """
-    return rf"(?<!\w){re.escape(name)}\s*[=:]\s*{NUMBER}"
+    return rf"(?<!\w){re.escape(name)} = {NUMBER}"
+
+
+def prediction(cell: str, guess: str, reveal: str) -> tuple[Interaction, ...]:
+    """The rows of one `Prediction`: type `guess` (larger than the default 0) into the box of the
+    cell whose source contains `cell`, commit it, and run the `reveal` cell again, whose output
+    must now show the committed guess."""
+    return (
+        Interaction("prediction", "text", guess, line("your prediction"), "increases", cell=cell),
+        Interaction("commit", "button", "click", r"\((?:not )?committed\)", cell=cell),
+        Interaction(reveal, RUN_CELL, "run", r"your prediction = [^\n]*"),
+    )
 
 
 ATTENTION_FLOPS = line("attention FLOPs per token (4·L·T·d)")
@@ -60,6 +73,7 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("scaled by 1/√d_k", "toggle", "click", line("max weight"), "decreases"),
             Interaction("unscaled", "toggle", "click", line("max weight"), "increases"),
             Interaction("d_k", "slider", "Home", line("max weight"), "decreases"),
+            *prediction("guess_spread = Prediction(", "11", "guess_spread.reveal("),
         ),
     ),
     "03_causal_mask": NotebookSpec(
@@ -118,7 +132,7 @@ SPECS: dict[str, NotebookSpec] = {
             # From Llama 2 7B; the heads slider offers only divisors of d.
             Interaction("layers L", "slider", "End", line("total training FLOPs"), "increases"),
             Interaction("layers L", "slider", "Home", line("parameters N"), "decreases"),
-            Interaction("heads h", "slider", "End", r"d_h=(\d+)", "decreases"),
+            Interaction("heads h", "slider", "End", line("head size d_h"), "decreases"),
             Interaction("width d", "slider", "End", line("parameters N"), "increases"),
             Interaction("vocabulary V", "slider", "Home", line("parameters N"), "decreases"),
             Interaction("context T", "slider", "End", ATTENTION_FLOPS, "increases"),
@@ -135,7 +149,7 @@ SPECS: dict[str, NotebookSpec] = {
 def _uses_widgets(path: Path) -> bool:
     notebook = nbformat.read(path, as_version=4)
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    return bool(re.search(r"ipywidgets|gptlib\.widgets|\binteract\b", code))
+    return bool(re.search(r"ipywidgets|gptlib\.lessons\.widgets|\binteract\b", code))
 
 
 def test_every_notebook_with_widgets_has_a_spec() -> None:
@@ -149,6 +163,10 @@ def test_every_notebook_with_widgets_has_a_spec() -> None:
 def test_interaction_rejects_a_direction_without_a_number() -> None:
     with pytest.raises(ValueError, match="group 1"):
         Interaction("n", "slider", "End", r"n squared", expect="increases")
+    with pytest.raises(ValueError, match="action 'run'"):
+        Interaction("print(", RUN_CELL, "click", line("n"))
+    assert re.search(line("d"), "n squared = 81") is None
+    assert re.search(line("d_h"), "d_h: 128") is None  # one convention: `name = value`
     assert parse_number("6,738,415,616") == 6738415616
     assert parse_number("8.1e22") == 8.1e22
 
@@ -230,6 +248,31 @@ show()
 display(w.VBox([n, x, rate, d, scaled, mask, mode, kind, size, again, idle, bar, out]))
 """
 
+# A second button with the same label, told apart by its cell (`Interaction.cell`).
+HARNESS_SAME_LABEL = """\
+pressed = [0]
+again_too = w.Button(description="again")
+shown = w.Output()
+
+
+def press(_=None):
+    text = f"presses = {pressed[0]}\\n"
+    shown.outputs = ({"output_type": "stream", "name": "stdout", "text": text},)
+
+
+def count(_):
+    pressed[0] += 1
+    press()
+
+
+press()
+again_too.on_click(count)
+w.VBox([again_too, shown])
+"""
+
+# A cell that prints a control's value when it runs: RUN_CELL runs it again.
+HARNESS_RUN_AGAIN = 'print(f"n at last run = {n.value}")'
+
 
 def _write_notebook(folder: Path, name: str, *sources: str) -> str:
     folder.mkdir(exist_ok=True)
@@ -247,7 +290,13 @@ def _write_notebook(folder: Path, name: str, *sources: str) -> str:
 
 @pytest.mark.ui
 def test_harness_moves_every_kind_of_control(lab, notebook, record) -> None:
-    relative = _write_notebook(lab.root_dir / "_harness", "controls", HARNESS_CONTROLS)
+    relative = _write_notebook(
+        lab.root_dir / "_harness",
+        "controls",
+        HARNESS_CONTROLS,
+        HARNESS_SAME_LABEL,
+        HARNESS_RUN_AGAIN,
+    )
     notebook.open(relative, "_harness_controls")
     notebook.run_all(timeout_s=60)
     notebook.assert_no_errors()
@@ -264,6 +313,7 @@ def test_harness_moves_every_kind_of_control(lab, notebook, record) -> None:
             ("toggle", "on"),
             ("dropdown", "kind"),
             ("text", "size"),
+            ("button", "again"),
             ("button", "again"),
             ("slider", "idle"),
         ]
@@ -283,7 +333,20 @@ def test_harness_moves_every_kind_of_control(lab, notebook, record) -> None:
         (Interaction("on", "toggle", "click", r"mode = \w+"), "mode = on"),
         (Interaction("kind", "dropdown", "max", r"kind = \w+"), "kind = max"),
         (Interaction("size", "text", "10", line("size cubed"), "increases"), "size cubed = 1,000"),
-        (Interaction("again", "button", "click", line("clicks"), "increases"), "clicks = 1"),
+        (
+            Interaction(
+                "again", "button", "click", line("clicks"), "increases", cell="on_click(click)"
+            ),
+            "clicks = 1",
+        ),
+        (
+            Interaction("again", "button", "click", line("presses"), "increases", cell="again_too"),
+            "presses = 1",
+        ),
+        (
+            Interaction("n at last run = {", RUN_CELL, "run", line("n at last run"), "increases"),
+            "n at last run = 9",
+        ),
     ]
     for index, (move, expected) in enumerate(moves_and_results):
         result = notebook.perform(move, index)
@@ -297,6 +360,8 @@ def test_harness_moves_every_kind_of_control(lab, notebook, record) -> None:
         notebook.perform(Interaction("n", "slider", "Home", line("n squared"), "increases"), 91)
     with pytest.raises(AssertionError, match="expected one slider labelled 'absent'"):
         notebook.control("slider", "absent")
+    with pytest.raises(AssertionError, match="expected one button labelled 'again', found 2"):
+        notebook.control("button", "again")
 
 
 @pytest.mark.ui

@@ -8,7 +8,8 @@ The pieces, in the order a test uses them:
   check off, the extension manager read-only, and kernels on the CPU with the repo importable.
 - `NotebookSession` wraps one Playwright page: `open`, `run_all`, `assert_no_errors`,
   `controls` (every slider, toggle, dropdown... on the page, by label), `perform` (move one
-  control and wait for its cell's widget output to change, timed in the browser), `screenshot`.
+  control, or run one cell again, and wait for its cell's output to change, timed in the
+  browser), `screenshot`.
 - `Interaction` and `NotebookSpec` are the rows of the per-notebook table in `test_widgets.py`.
 """
 
@@ -63,6 +64,8 @@ LAB_SETTINGS = {
 }
 
 CONTROL_KINDS = ("slider", "checkbox", "toggle", "dropdown", "text", "button")
+# `Interaction.kind` that runs a code cell again instead of moving a control.
+RUN_CELL = "cell"
 # `Interaction.watch` for a control that redraws a figure: the images of its cell must change.
 IMAGE = "<image>"
 
@@ -81,18 +84,23 @@ def browser_missing() -> str | None:
 
 @dataclass(frozen=True)
 class Interaction:
-    """One move of one control, and the change it must make to its cell's widget output.
+    """One move of one control (or one re-run of a cell), and the change it must make to the
+    output of the control's cell.
 
-    control: the widget's description exactly as shown (plain text, not LaTeX).
-    kind: one of CONTROL_KINDS.
+    control: the widget's description exactly as shown (plain text, not LaTeX); for kind
+        RUN_CELL, a piece of the source of the code cell to run (e.g. "guess.reveal(").
+    kind: one of CONTROL_KINDS, or RUN_CELL.
     action: slider: a key pressed on the handle ("ArrowRight", "End", "Home", "PageUp") or
         "type:VALUE" typed into the readout; dropdown: the option's label; text: the value
-        typed (then Enter); checkbox, toggle, button: "click".
+        typed (then Enter); checkbox, toggle, button: "click"; RUN_CELL: "run".
     watch: regex (valid in both Python and JavaScript) searched in the text of the widget
-        outputs of the control's cell; group 1, when present, is read as a number
-        ("1,234", "8.1e22" and "0.912" all parse). The match must change after the action.
-        Or IMAGE: the images in the cell's output must change (a redrawn figure).
+        outputs of the control's cell (for RUN_CELL, in all of the cell's output); group 1,
+        when present, is read as a number ("1,234", "8.1e22" and "0.912" all parse). The
+        match must change after the action. Or IMAGE: the images in the cell's output must
+        change (a redrawn figure).
     expect: "changes", "increases" or "decreases" (the last two need a number in group 1).
+    cell: a piece of the source of the code cell that holds the control, when its description
+        alone is not unique on the page (two predictions each have a "commit" button).
     """
 
     control: str
@@ -100,10 +108,15 @@ class Interaction:
     action: str
     watch: str
     expect: str = "changes"
+    cell: str = ""
 
     def __post_init__(self) -> None:
-        if self.kind not in CONTROL_KINDS:
-            raise ValueError(f"kind={self.kind!r}; use one of {CONTROL_KINDS}")
+        if self.kind not in (*CONTROL_KINDS, RUN_CELL):
+            raise ValueError(f"kind={self.kind!r}; use one of {CONTROL_KINDS} or {RUN_CELL!r}")
+        if self.kind == RUN_CELL and (self.action != "run" or self.cell):
+            raise ValueError(
+                "a RUN_CELL interaction has action 'run' and names its cell in control"
+            )
         if self.expect not in ("changes", "increases", "decreases"):
             raise ValueError(f"expect={self.expect!r}; use changes, increases or decreases")
         if self.expect != "changes" and (self.watch == IMAGE or re.compile(self.watch).groups < 1):
@@ -301,14 +314,16 @@ _CONTROLS_JS = """
 """
 
 # What a move must change in the control's cell: the first match of `pattern` in the text of its
-# widget outputs, or (pattern null) the sources of every image in its output area.
+# widget outputs (or, `everything` true, of all its outputs), or (pattern null) the sources of
+# every image in its output area.
 _WATCHED_JS = """
-(cell, pattern) => {
+([cell, pattern, everything]) => {
   if (pattern === null) {
     const sources = [...cell.querySelectorAll('.jp-Cell-outputArea img')].map(img => img.src);
     return sources.length ? sources.join(' ') : null;
   }
-  const text = [...cell.querySelectorAll('.widget-output')].map(e => e.innerText).join('\\n');
+  const outputs = everything ? '.jp-OutputArea-output' : '.widget-output';
+  const text = [...cell.querySelectorAll(outputs)].map(e => e.innerText).join('\\n');
   const m = text.match(new RegExp(pattern));
   return m ? m[0] : null;
 }
@@ -317,7 +332,7 @@ _WATCHED_JS = """
 # Record when the watched value first differs from `before`, and the times of user input
 # (key, pointer, change), to measure from the last input before that moment.
 _INSTALL_WATCH_JS = """
-([cell, pattern, before]) => {
+([cell, pattern, everything, before]) => {
   window.__uiWatch?.stop();
   const watched = WATCHED;
   const state = { inputs: [], changedAt: null };
@@ -325,7 +340,7 @@ _INSTALL_WATCH_JS = """
   const inputTypes = ['keydown', 'pointerdown', 'change'];
   inputTypes.forEach(type => window.addEventListener(type, onInput, true));
   const observer = new MutationObserver(() => {
-    const now = watched(cell, pattern);
+    const now = watched([cell, pattern, everything]);
     if (state.changedAt === null && now !== null && now !== before) {
       state.changedAt = performance.now();
       state.stop();
@@ -444,25 +459,39 @@ class NotebookSession:
     def controls(self) -> list[tuple[str, str]]:
         return [tuple(pair) for pair in self.page.evaluate(_CONTROLS_JS)]
 
-    def control(self, kind: str, label: str):
-        """The element to act on for the control of this kind whose description is `label`."""
+    def code_cell(self, source: str):
+        """The one code cell whose source contains `source`."""
+        cell = self.page.locator(".jp-NotebookPanel .jp-CodeCell").filter(
+            has=self.page.locator(".cm-content", has_text=source)
+        )
+        count = cell.count()
+        if count != 1:
+            raise AssertionError(
+                f"{self.name}: expected one code cell with {source!r}, found {count}"
+            )
+        return cell
+
+    def control(self, kind: str, label: str, cell: str = ""):
+        """The element to act on for the control of this kind whose description is `label`
+        (searched in the code cell whose source contains `cell`, if given)."""
         page = self.page
+        scope = self.code_cell(cell) if cell else page
         exact = re.compile(rf"^\s*{re.escape(label)}\s*$")
         label_of = page.locator("label.widget-label", has_text=exact)
         if kind == "slider":
-            box = page.locator(".widget-slider").filter(has=label_of)
+            box = scope.locator(".widget-slider").filter(has=label_of)
         elif kind == "checkbox":
-            box = page.locator(".widget-checkbox").filter(
+            box = scope.locator(".widget-checkbox").filter(
                 has=page.locator(".widget-label-basic span", has_text=exact)
             )
         elif kind == "toggle":
-            box = page.locator(".widget-toggle-button").filter(has_text=exact)
+            box = scope.locator(".widget-toggle-button").filter(has_text=exact)
         elif kind == "dropdown":
-            box = page.locator(".widget-dropdown").filter(has=label_of)
+            box = scope.locator(".widget-dropdown").filter(has=label_of)
         elif kind == "text":
-            box = page.locator(".widget-text").filter(has=label_of)
+            box = scope.locator(".widget-text").filter(has=label_of)
         else:
-            box = page.locator(".widget-button").filter(has_text=exact)
+            box = scope.locator(".widget-button").filter(has_text=exact)
         count = box.count()
         if count != 1:
             raise AssertionError(
@@ -479,7 +508,10 @@ class NotebookSession:
 
     def _act(self, box, interaction: Interaction) -> None:
         kind, action = interaction.kind, interaction.action
-        if kind == "slider" and action.startswith("type:"):
+        if kind == RUN_CELL:  # box is the cell: into its editor, then run it without advancing
+            box.locator(".jp-InputArea-editor").click()
+            self.page.keyboard.press("Control+Enter")
+        elif kind == "slider" and action.startswith("type:"):
             readout = box.locator(".widget-readout")  # contenteditable; Enter submits it
             readout.fill(action.removeprefix("type:"))
             readout.press("Enter")
@@ -496,24 +528,34 @@ class NotebookSession:
         else:
             box.click()
 
-    def watched(self, cell, watch: str) -> str | None:
-        """The current value of `watch` (a regex, or IMAGE) in one cell; None if absent."""
-        return cell.evaluate(_WATCHED_JS, None if watch == IMAGE else watch)
+    def watched(self, cell, watch: str, everything: bool = False) -> str | None:
+        """The current value of `watch` (a regex, or IMAGE) in one cell's widget outputs (all
+        of its outputs if `everything`); None if absent."""
+        handle = cell.element_handle()
+        return self.page.evaluate(
+            _WATCHED_JS, [handle, None if watch == IMAGE else watch, everything]
+        )
 
     def perform(self, interaction: Interaction, index: int, timeout_s: float = 15.0):
-        """Move one control, wait for its cell's watched output to change; a `Measurement`."""
-        box = self.control(interaction.kind, interaction.control)
+        """Move one control (or run one cell), wait for its cell's watched output to change;
+        a `Measurement`."""
+        if interaction.kind == RUN_CELL:
+            box = cell = self.code_cell(interaction.control)
+        else:
+            box = self.control(interaction.kind, interaction.control, interaction.cell)
+            # Found by its source, the cell stays found when the control's label changes
+            # (a prediction's "commit" button reads "committed" once clicked).
+            cell = self.code_cell(interaction.cell) if interaction.cell else self.cell_of(box)
         box.scroll_into_view_if_needed()
-        cell = self.cell_of(box)
-        watch = interaction.watch
-        before = self.watched(cell, watch)
+        watch, everything = interaction.watch, interaction.kind == RUN_CELL
+        before = self.watched(cell, watch, everything)
         assert before is not None, (
             f"{self.name}: {watch!r} not found in the output of the cell holding "
             f"{interaction.control!r} before moving it; its widget output reads:\n"
             f"{self.widget_text(cell)}"
         )
         pattern = None if watch == IMAGE else watch
-        self.page.evaluate(_INSTALL_WATCH_JS, [cell.element_handle(), pattern, before])
+        self.page.evaluate(_INSTALL_WATCH_JS, [cell.element_handle(), pattern, everything, before])
         self._act(box, interaction)
         try:
             self.page.wait_for_function(
@@ -528,7 +570,7 @@ class NotebookSession:
         seconds = self.page.evaluate(_WATCH_LATENCY_JS)
         assert seconds is not None, f"{self.name}: no key, pointer or change event was seen"
         self._kernel_idle(timeout_s=timeout_s)
-        after = self.watched(cell, watch)
+        after = self.watched(cell, watch, everything)
         assert after is not None, (
             f"{self.name}: {watch!r} vanished; the widget output reads:\n{self.widget_text(cell)}"
         )

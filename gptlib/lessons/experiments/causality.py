@@ -91,7 +91,7 @@ class Perturbation:
     changed: list[int]
     unchanged: list[int]
 
-    def summary_lines(self) -> list[str]:
+    def lines(self) -> list[str]:
         """The numbers as `name = value` lines, printed by the explorer, read by browser tests."""
         return [
             f"causal mask = {'on' if self.causal else 'off'}",

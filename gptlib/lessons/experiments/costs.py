@@ -394,18 +394,23 @@ class CostReport:
     kv_cache_bytes: int
 
     def lines(self) -> list[str]:
-        """The report as text: a header, the parameter table, then `name = value` lines.
+        """The report as `name = value` lines: the shape, the parameter table, then the bill.
 
-        The names stay fixed whatever the inputs (the values carry no units in their names'
-        place), so a test can find `total training FLOPs = 8.09e+22` by its name.
+        The names stay fixed whatever the inputs (units sit in the names, notes after the
+        value), so a test finds `total training FLOPs = 8.09e+22` by its name.
         """
         a, p = self.architecture, self.params
         h = self.accelerator_hours
-        width = max(len(row.component) for row in p.rows())
-        table = [f"{r.component:<{width}}  {r.formula:<22} {r.count:>17,}" for r in p.rows()]
+        table = [f"{r.component} = {r.count:,} ({r.formula})" for r in p.rows()[:-1]]
         return [
-            f"{a.name}: L={a.n_layers}, d={a.d_model:,}, h={a.n_heads} (d_h={a.head_size}), "
-            f"V={a.vocab_size:,}, T={a.context:,}, d_ff={a.ffn_width:,}",
+            f"model = {a.name}",
+            f"layers L = {a.n_layers}",
+            f"width d = {a.d_model:,}",
+            f"heads h = {a.n_heads}",
+            f"head size d_h = {a.head_size}",
+            f"vocabulary V = {a.vocab_size:,}",
+            f"context T = {a.context:,}",
+            f"FFN width d_ff = {a.ffn_width:,}",
             *table,
             f"parameters N = {p.total:,} ({_count(p.total)})",
             f"forward FLOPs per token (2N) = {self.forward_flops_per_token:.3g}",

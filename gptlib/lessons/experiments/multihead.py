@@ -201,13 +201,15 @@ class HeadPatterns:
             f"{self.n_parameters:,} attention parameters"
         )
 
-    def summary_lines(self) -> list[str]:
+    def lines(self) -> list[str]:
         """The numbers as `name = value` lines, printed by the explorer, read by browser tests."""
         pairs = zip(self.entropies().tolist(), self.previous_token_weights().tolist(), strict=True)
-        head_lines = [
-            f"head {i}: mean entropy = {e:.3f}, weight on previous token = {p:.3f}"
-            for i, (e, p) in enumerate(pairs)
-        ]
+        head_lines = []
+        for i, (entropy, previous) in enumerate(pairs):
+            head_lines += [
+                f"head {i} mean entropy = {entropy:.3f}",
+                f"head {i} weight on previous token = {previous:.3f}",
+            ]
         return [
             f"n_heads = {self.n_heads}",
             f"d_head = {self.d_head}",

@@ -48,7 +48,7 @@ class PositionSummary:
     neighbour_similarity: float
     first_rival: int | None
 
-    def summary_lines(self) -> list[str]:
+    def lines(self) -> list[str]:
         """The numbers as `name = value` lines (the explorer prints these; tests read them)."""
         return [
             f"shortest wavelength = {self.wavelengths[0].item():.3f}",

@@ -38,7 +38,7 @@ class Saturation:
     entropy: float
     grad_norm: float
 
-    def summary_lines(self) -> list[str]:
+    def lines(self) -> list[str]:
         """The numbers as `name = value` lines (the explorer prints these; tests read them)."""
         return [
             f"d_k = {self.d_k}",

@@ -55,6 +55,8 @@ class OutputChangeView:
     grey "0"s did not (change <= atol), the dashed line marks the changed token. Log scale.
     """
 
+    FIGSIZE = (8.0, 3.2)
+
     def __init__(self, fig: Figure, labels: Sequence[str], atol: float = 1e-5) -> None:
         self.atol, T = atol, len(labels)
         self.ax = ax = fig.subplots()
@@ -63,13 +65,17 @@ class OutputChangeView:
         self.zeros = [
             ax.text(t, atol / 5, "0", ha="center", va="bottom", color="tab:grey") for t in range(T)
         ]
-        self.marker = ax.axvline(0, color="black", linestyle="--", linewidth=1)
-        ax.axhline(atol, color="grey", linestyle=":", linewidth=1)
+        self.marker = ax.axvline(
+            0, color="black", linestyle="--", linewidth=1, label="the changed token"
+        )
+        ax.axhline(atol, color="grey", linestyle=":", linewidth=1, label=f"tolerance {atol:g}")
         ax.set_yscale("log")
         ax.set_ylim(atol / 10, 10.0)
         ax.set_xticks(range(T), [f"{t}\n{c}" for t, c in enumerate(char_labels(labels))])
+        ax.tick_params(axis="x", labelsize=8)
         ax.set_xlabel("position (token)")
         ax.set_ylabel("max |Δ logit|")
+        ax.legend(fontsize=8, loc="upper left")
 
     def update(self, result: Perturbation) -> None:
         """Show `result` (from `causality.perturb`, as long as the labels)."""

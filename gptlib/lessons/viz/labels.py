@@ -1,4 +1,4 @@
-"""Readable axis labels for characters (used by the attention and causality plots)."""
+"""Readable axis labels for characters (used by the attention, causality and sampling plots)."""
 
 from __future__ import annotations
 

@@ -13,22 +13,55 @@ from matplotlib.figure import Figure
 
 from gptlib.lessons.viz.labels import char_labels
 
+# Space around the panels, in inches: tick labels and "query" on the left, "key" below, the
+# title above, the colorbar on the right.
+_MARGINS = {"left": 0.8, "right": 1.0, "bottom": 0.75, "top": 0.7}
+_GAP = 0.25  # between panels, in inches
+
 
 class HeadPatternsView:
-    """Heatmaps of attention weights, one per head, four per row (notebooks 03 and 04).
+    """Heatmaps of attention weights, one per head, `cols` per row (notebooks 03 and 04).
 
     Built once with room for `max_heads` panels over a sequence of `labels`; `update` fills the
     first h panels and hides the rest, so the explorer redraws without rebuilding axes. Only
     the first panel carries the character ticks (queries down, keys across; every panel shows
-    the same sentence): labelling them all would make a redraw several times slower.
+    the same sentence): labelling them all would make a redraw several times slower. One
+    colorbar serves every panel (weights 0 to 1). Give the figure `figsize(...)`: panels large
+    enough for one 8 pt label per character.
     """
 
-    def __init__(self, fig: Figure, labels: Sequence[str], max_heads: int = 8) -> None:
+    LABEL_PT = 8
+
+    @staticmethod
+    def figsize(max_heads: int, T: int, cols: int = 4) -> tuple[float, float]:
+        """A figure size for `max_heads` panels of T characters, `cols` to a row."""
+        side = max(2.0, T * HeadPatternsView.LABEL_PT / 72)  # one 8 pt line per character
+        cols = min(max_heads, cols)
+        rows = math.ceil(max_heads / cols)
+        m = _MARGINS
+        return (
+            cols * side + (cols - 1) * _GAP + m["left"] + m["right"],
+            rows * side + (rows - 1) * (_GAP + 0.3) + m["top"] + m["bottom"],
+        )
+
+    def __init__(
+        self, fig: Figure, labels: Sequence[str], max_heads: int = 8, cols: int = 4
+    ) -> None:
         T = len(labels)
-        cols = min(max_heads, 4)
+        cols = min(max_heads, cols)
         rows = math.ceil(max_heads / cols)
         axes = fig.subplots(rows, cols, squeeze=False).flat
-        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.08, top=0.86, wspace=0.15, hspace=0.3)
+        width, height = fig.get_size_inches()
+        m = _MARGINS
+        right = 1 - m["right"] / width
+        fig.subplots_adjust(
+            left=m["left"] / width,
+            right=right,
+            bottom=m["bottom"] / height,
+            top=1 - m["top"] / height,
+            wspace=0.1,
+            hspace=0.25,
+        )
         self.axes = list(axes)
         self.images = [
             ax.imshow(np.zeros((T, T)), cmap="viridis", vmin=0, vmax=1) for ax in self.axes
@@ -37,11 +70,16 @@ class HeadPatternsView:
         for i, ax in enumerate(self.axes):
             ax.set_title(f"head {i}", fontsize=9)
             if i == 0:
-                ax.set_xticks(range(T), ticks, fontsize=6)
-                ax.set_yticks(range(T), ticks, fontsize=6)
+                ax.set_xticks(range(T), ticks, fontsize=self.LABEL_PT)
+                ax.set_yticks(range(T), ticks, fontsize=self.LABEL_PT)
+                ax.set_xlabel("key", fontsize=9)
+                ax.set_ylabel("query", fontsize=9)
             else:
                 ax.set_xticks([])
                 ax.set_yticks([])
+        bottom, top = m["bottom"] / height, 1 - m["top"] / height
+        colorbar_ax = fig.add_axes((right + 0.25 / width, bottom, 0.12 / width, top - bottom))
+        fig.colorbar(self.images[0], cax=colorbar_ax, label="attention weight")
         self.title = fig.suptitle("")
 
     def update(self, weights: torch.Tensor, title: str = "") -> None:

@@ -19,6 +19,34 @@ def draw_gradient_profile(ax: Axes, profile: torch.Tensor, norm: str) -> None:
     )
 
 
+class GradientProfileView:
+    """Notebook 06's explorer figure: per-block gradient norms at initialisation for one depth,
+    one line per norm placement. Built once; `update` redraws the lines on the same axes."""
+
+    FIGSIZE = (7.0, 3.6)
+
+    def __init__(self, fig: Figure) -> None:
+        self.ax = fig.subplots()
+        fig.subplots_adjust(left=0.1, right=0.97, bottom=0.15, top=0.9)
+
+    def update(self, profiles: dict[str, torch.Tensor]) -> None:
+        """Show profiles {"pre"|"post": [L]} (one or both, of the same depth L)."""
+        if not profiles:
+            raise ValueError("give at least one profile ('pre' or 'post')")
+        ax = self.ax
+        ax.cla()
+        for norm, profile in profiles.items():
+            draw_gradient_profile(ax, profile, norm)
+        depth = len(next(iter(profiles.values())))
+        ax.set(
+            title=f"gradient norm per block at initialisation ({depth} blocks)",
+            xlabel="block (1 = next to the input)",
+            ylabel="gradient norm",
+            ylim=(0, None),
+        )
+        ax.legend(fontsize=8, loc="upper left")
+
+
 def plot_init_gradients(profiles: dict[tuple[str, int], torch.Tensor]) -> Figure:
     """One panel per depth: Pre-LN and Post-LN per-block gradient norms at initialisation.
 
@@ -45,7 +73,11 @@ def plot_training(losses: dict[str, torch.Tensor], floor: float) -> Figure:
     for label, curve in losses.items():
         ax.plot(range(1, len(curve) + 1), curve.tolist(), label=label)
     ax.axhline(floor, color="grey", ls="--", lw=1, label=f"letter frequencies only ({floor:.3f})")
-    ax.set(title="same model, same data, same learning rate", xlabel="step", ylabel="training loss")
+    ax.set(
+        title="same model, same data, same learning rate",
+        xlabel="step",
+        ylabel="training loss (nats per character)",
+    )
     ax.legend()
     fig.tight_layout()
     return fig

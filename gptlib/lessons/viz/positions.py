@@ -33,22 +33,31 @@ class PositionView:
     [T, T] cosine similarities, and cosine(P_0, P_t) with the neighbour's level (dashed) and the
     first rival offset (red x) when there is one."""
 
+    FIGSIZE = (11.0, 3.6)
+
     def __init__(self, fig: Figure) -> None:
         self.fig = fig
         self.vec_ax, self.sim_ax, self.line_ax = fig.subplots(1, 3)
-        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.8, wspace=0.3)
+        fig.subplots_adjust(left=0.05, right=0.98, bottom=0.15, top=0.8, wspace=0.35)
         self.table = self.vec_ax.imshow(
             np.zeros((2, 2)), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest"
         )
+        fig.colorbar(self.table, ax=self.vec_ax, fraction=0.08, pad=0.03)
         self.vec_ax.set(xlabel="column", ylabel="position")
         self.similarity = self.sim_ax.imshow(
             np.zeros((2, 2)), cmap="viridis", vmin=-1, vmax=1, interpolation="nearest"
         )
+        fig.colorbar(self.similarity, ax=self.sim_ax, fraction=0.08, pad=0.03)
         self.sim_ax.set(title="cosine(P_i, P_j)", xlabel="position j", ylabel="position i")
-        (self.line,) = self.line_ax.plot([], [], color="tab:blue")
-        self.neighbour = self.line_ax.axhline(0, color="gray", linestyle="--", linewidth=1)
-        (self.rival,) = self.line_ax.plot([], [], "x", color="red", markersize=9, mew=2)
+        (self.line,) = self.line_ax.plot([], [], color="tab:blue", label="cosine(P_0, P_t)")
+        self.neighbour = self.line_ax.axhline(
+            0, color="gray", linestyle="--", linewidth=1, label="level of P_1 (neighbour)"
+        )
+        (self.rival,) = self.line_ax.plot(
+            [], [], "x", color="red", markersize=9, mew=2, label="first rival"
+        )
         self.line_ax.set(title="cosine(P_0, P_t)", xlabel="position t", ylim=(-1.05, 1.05))
+        self.line_ax.legend(fontsize=8, loc="lower left")
         self.title = fig.suptitle("", fontsize=11)
 
     def update(self, summary: PositionSummary) -> None:

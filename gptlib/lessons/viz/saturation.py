@@ -30,28 +30,42 @@ class SaturationView:
     redrawing the axes keeps a slider step fast.
     """
 
+    FIGSIZE = (11.0, 3.6)
+
     def __init__(
         self, fig: Figure, curves: dict[bool, Sequence[Saturation]], n_keys: int = 16
     ) -> None:
         self.fig = fig
         self.hist_ax, self.weights_ax, curve_ax = fig.subplots(1, 3)
-        fig.subplots_adjust(left=0.03, right=0.98, bottom=0.16, top=0.78, wspace=0.22)
+        fig.subplots_adjust(left=0.05, right=0.98, bottom=0.15, top=0.78, wspace=0.25)
         edges = np.linspace(-1, 1, HISTOGRAM_BINS + 1)
         self.histogram = self.hist_ax.stairs(np.zeros(HISTOGRAM_BINS), edges, fill=True)
         self.std_lines = [
-            self.hist_ax.axvline(0, color="black", linestyle="--", linewidth=1) for _ in range(2)
+            self.hist_ax.axvline(0, color="black", linestyle="--", linewidth=1, label=label)
+            for label in ("± one std", None)
         ]
-        self.hist_ax.set_yticks([])
+        self.hist_ax.set_ylabel("count")
+        self.hist_ax.legend(fontsize=8, loc="upper right")
         self.bars = self.weights_ax.bar(np.arange(n_keys), np.zeros(n_keys))
-        self.weights_ax.set(ylim=(0, 1), xlabel="key j", xticks=range(0, n_keys, 5))
+        self.weights_ax.axhline(
+            1 / n_keys, color="gray", linestyle=":", linewidth=1, label=f"uniform 1/{n_keys}"
+        )
+        self.weights_ax.set(
+            ylim=(0, 1), xlabel="key j", ylabel="softmax weight", xticks=range(0, n_keys, 5)
+        )
+        self.weights_ax.legend(fontsize=8, loc="upper right")
         for scaled, runs in curves.items():
             label, color = MODE_STYLE[scaled]
             curve_ax.plot(
                 [r.d_k for r in runs], [r.max_weight for r in runs], ".-", color=color, label=label
             )
+        curve_ax.axhline(1, color="gray", linestyle="--", linewidth=1, label="one-hot")
+        curve_ax.axhline(
+            1 / n_keys, color="gray", linestyle=":", linewidth=1, label=f"uniform 1/{n_keys}"
+        )
         (self.marker,) = curve_ax.plot([], [], "o", color="black", markersize=9, zorder=3)
         _log2_axis(curve_ax)
-        curve_ax.set(ylim=(0, 1.02), xlabel="d_k", title="mean max weight over 256 queries")
+        curve_ax.set(ylim=(0, 1.05), xlabel="d_k", title="mean max weight over 256 queries")
         curve_ax.legend(fontsize=8, loc="center right")
         self.title = fig.suptitle("", fontsize=11)
 

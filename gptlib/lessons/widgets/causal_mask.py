@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import torch
 
-from gptlib.lessons.experiments.causality import mask_twins, perturb
+from gptlib.lessons.experiments.causality import Perturbation, mask_twins, perturb
 from gptlib.lessons.viz.causal_mask import OutputChangeView
-from gptlib.lessons.widgets._explorer import Explorer
+from gptlib.lessons.widgets.explorer import Explorer
 from gptlib.model import GPT
 
 
@@ -45,18 +45,12 @@ class CausalMaskExplorer(Explorer):
             description="perturb token",
             style={"description_width": "initial"},
         )
-        super().__init__([self.causal, self.position], figsize=(8, 3))
+        super().__init__([self.causal, self.position], figsize=OutputChangeView.FIGSIZE)
         self.view = OutputChangeView(self.figure, labels)
         self.redraw()
 
-    def draw(self) -> list[str]:
-        result = perturb(self.twins, self.idx, self.position.value, self.causal.value)
+    def compute(self) -> Perturbation:
+        return perturb(self.twins, self.idx, self.position.value, self.causal.value)
+
+    def draw(self, result: Perturbation) -> None:
         self.view.update(result)
-        return result.summary_lines()
-
-
-def causal_mask_explorer(
-    model: GPT, idx: torch.Tensor, labels: Sequence[str], position: int = 10
-) -> CausalMaskExplorer:
-    """Build the explorer at its default setting; display it as a notebook cell's last value."""
-    return CausalMaskExplorer(model, idx, labels, position)

@@ -1,11 +1,9 @@
-"""The cost-calculator widget of notebook 08: sliders over `costs.calculator_report`.
+"""The cost calculator of notebook 08: a preset menu and sliders over `calculator_report`.
 
-    from gptlib.lessons.widgets.costs import CostCalculator
-    CostCalculator().widget          # display it in a notebook cell
-
-All arithmetic lives in the pure, unit-tested `calculator_report`; this module only wires
-controls to it and prints the report's lines (`total training FLOPs = 8.09e+22`, …) into an
-`ipywidgets.Output`, so a reader, nbval and a browser test all see the numbers as text.
+All arithmetic lives in the pure, unit-tested `gptlib.lessons.experiments.costs
+.calculator_report`; this module only wires controls to it. It prints the report's `name =
+value` lines (`total training FLOPs = 8.09e+22`, …) and draws where the parameters and a
+token's FLOPs go.
 """
 
 from __future__ import annotations
@@ -15,9 +13,12 @@ import ipywidgets as widgets
 from gptlib.lessons.experiments.costs import (
     PRESET_TRAINING_TOKENS,
     PRESETS,
+    CostReport,
     calculator_report,
     parameter_counts,
 )
+from gptlib.lessons.viz.costs import CostView
+from gptlib.lessons.widgets.explorer import Explorer
 
 _SHAPE = ("n_layers", "d_model", "n_heads", "vocab_size", "context", "d_ff")
 MAX_HEADS = 256
@@ -39,13 +40,12 @@ def _tokens(preset: str) -> float:
     return PRESET_TRAINING_TOKENS.get(preset, 20 * parameter_counts(PRESETS[preset]).total)
 
 
-class CostCalculator:
+class CostCalculator(Explorer):
     """A preset menu and sliders for L, d, h, V, T, d_ff, tokens, peak and MFU (notebook 08).
 
-    `widget` is the VBox to display; `lines` the text last printed (for tests). Picking a
-    preset moves every slider to that model's values; moving a slider re-prints the report.
-    The heads slider only offers divisors of d; when d changes it keeps the head size
-    d_h = d / h as close as it can.
+    Picking a preset moves every slider to that model's values (one redraw); moving a slider
+    recomputes the report. The heads slider only offers divisors of d; when d changes it keeps
+    the head size d_h = d / h as close as it can.
     """
 
     def __init__(self, preset: str = "Llama 2 7B") -> None:
@@ -79,6 +79,7 @@ class CostCalculator:
             **slider,
         )
         self.peak_tflops = widgets.FloatLogSlider(
+            value=312.0,
             base=10,
             min=-2,
             max=4,
@@ -90,25 +91,15 @@ class CostCalculator:
         self.mfu = widgets.FloatSlider(
             value=0.4, min=0.01, max=1.0, step=0.01, description="MFU", **slider
         )
-        self.peak_tflops.value = 312.0
-        self.output = widgets.Output()
-        self.lines: list[str] = []
-        self._loading = False
-        self._load_preset(preset)
-        self.preset.observe(lambda change: self._load_preset(change["new"]), names="value")
+        # Before the base class observes the controls, so that a new width first gets its
+        # heads and a new preset its values, and only then the one redraw.
         self.shape["d_model"].observe(self._width_changed, names="value")
-        for control in (*self.shape.values(), self.n_tokens, self.peak_tflops, self.mfu):
-            control.observe(lambda _: self.redraw(), names="value")
-        self.widget = widgets.VBox(
-            [
-                self.preset,
-                *self.shape.values(),
-                self.n_tokens,
-                self.peak_tflops,
-                self.mfu,
-                self.output,
-            ]
-        )
+        self.preset.observe(self._preset_changed, names="value")
+        controls = [self.preset, *self.shape.values(), self.n_tokens, self.peak_tflops, self.mfu]
+        super().__init__(controls, figsize=CostView.FIGSIZE)
+        self.view = CostView(self.figure)
+        self._load_preset(preset)
+        self.redraw()
 
     def _set_heads(self, d_model: int, n_heads: int) -> None:
         heads = self.shape["n_heads"]
@@ -116,42 +107,34 @@ class CostCalculator:
         heads.value = n_heads
 
     def _width_changed(self, change: dict) -> None:
-        if self._loading:
+        if self._held:
             return
         old_head_size = change["old"] / self.shape["n_heads"].value
         nearest = min(
             head_counts(change["new"]), key=lambda h: abs(change["new"] / h - old_head_size)
         )
-        self._loading = True
-        try:
+        with self.holding(redraw=False):  # the width's own redraw follows
             self._set_heads(change["new"], nearest)
-        finally:
-            self._loading = False
+
+    def _preset_changed(self, change: dict) -> None:
+        self._load_preset(change["new"])  # the preset's own redraw follows
 
     def _load_preset(self, preset: str) -> None:
-        self._loading = True
-        try:
+        with self.holding(redraw=False):
             values = _shape_values(preset)
             self._set_heads(values["d_model"], values["n_heads"])
             for name, value in values.items():
                 self.shape[name].value = value
             self.n_tokens.value = _tokens(preset)
-        finally:
-            self._loading = False
-        self.redraw()
 
-    def redraw(self) -> None:
-        """Recompute the report from the controls and print it into `output`."""
-        if self._loading:
-            return
-        report = calculator_report(
+    def compute(self) -> CostReport:
+        return calculator_report(
             self.preset.value,
             **{name: control.value for name, control in self.shape.items()},
             n_tokens=self.n_tokens.value,
             peak_tflops=self.peak_tflops.value,
             mfu=self.mfu.value,
         )
-        self.lines = report.lines()
-        self.output.clear_output(wait=True)
-        with self.output:
-            print("\n".join(self.lines))
+
+    def draw(self, result: CostReport) -> None:
+        self.view.update(result)

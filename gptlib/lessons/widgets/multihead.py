@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import torch
 
-from gptlib.lessons.experiments.multihead import head_patterns
+from gptlib.lessons.experiments.multihead import HeadPatterns, head_patterns
 from gptlib.lessons.viz.multihead import HeadPatternsView
-from gptlib.lessons.widgets._explorer import Explorer
+from gptlib.lessons.widgets.explorer import Explorer
 from gptlib.model import GPT
 
 
@@ -29,19 +29,13 @@ class HeadsExplorer(Explorer):
         self.n_heads = widgets.SelectionSlider(
             options=sorted(models), value=n_heads, description="n_heads"
         )
-        rows = (max(models) + 3) // 4
-        super().__init__([self.n_heads], figsize=(10.4, 2.6 * rows + 0.5))
+        figsize = HeadPatternsView.figsize(max(models), len(labels))
+        super().__init__([self.n_heads], figsize=figsize)
         self.view = HeadPatternsView(self.figure, labels, max_heads=max(models))
         self.redraw()
 
-    def draw(self) -> list[str]:
-        result = head_patterns(self.models[self.n_heads.value], self.idx)
+    def compute(self) -> HeadPatterns:
+        return head_patterns(self.models[self.n_heads.value], self.idx)
+
+    def draw(self, result: HeadPatterns) -> None:
         self.view.update(result.weights, title=result.title())
-        return result.summary_lines()
-
-
-def heads_explorer(
-    models: dict[int, GPT], idx: torch.Tensor, labels: Sequence[str], n_heads: int = 4
-) -> HeadsExplorer:
-    """Build the explorer at its default setting; display it as a notebook cell's last value."""
-    return HeadsExplorer(models, idx, labels, n_heads)

@@ -1,21 +1,21 @@
-"""Widget of notebook 06: per-block gradient norms at initialisation, by depth and norm placement.
+"""Notebook 06's explorer: per-block gradient norms at initialisation, by depth and norm placement.
 
 A depth slider and a Pre-LN / Post-LN / both toggle redraw the profiles computed by the pure,
-unit-tested `gptlib.lessons.experiments.norm_placement.init_gradient_profile`. Each (norm, depth) is
-computed once and cached, so returning to a setting is instant.
+unit-tested `gptlib.lessons.experiments.norm_placement.init_gradient_profile`. Each (norm,
+depth) is computed once and cached, so returning to a setting is instant.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
-from matplotlib.figure import Figure
 
 from gptlib.lessons.experiments.norm_placement import init_gradient_profile, toy_data
-from gptlib.lessons.viz.norm_placement import NORM_STYLE, draw_gradient_profile
+from gptlib.lessons.viz.norm_placement import NORM_STYLE, GradientProfileView
+from gptlib.lessons.widgets.explorer import Explorer
 
 # One model and one batch (the main experiment averages 3 × 2), so a new depth draws fast.
 WIDGET_MODELS, WIDGET_BATCHES = 1, 1
@@ -35,66 +35,61 @@ def cached_profile(norm: str, depth: int) -> torch.Tensor:
     )
 
 
-def profile_summary(profiles: dict[str, torch.Tensor]) -> list[str]:
-    """Key numbers of per-block profiles {"pre"|"post": [L]} as `name = value` lines."""
-    if not profiles:
-        raise ValueError("profile_summary needs at least one profile ('pre' or 'post')")
-    depth = len(next(iter(profiles.values())))
-    lines = [f"depth = {depth}"]
-    for norm, profile in profiles.items():
-        label = NORM_STYLE[norm][1]
-        lines += [
-            f"{label} first block = {profile[0]:.3f}",
-            f"{label} last block = {profile[-1]:.3f}",
-            f"{label} max / min = {profile.max() / profile.min():.2f}",
-        ]
-    if {"pre", "post"} <= profiles.keys():
-        ratio = profiles["post"][-1] / profiles["pre"][-1]
-        lines.append(f"Post-LN / Pre-LN at the last block = {ratio:.2f}")
-    return lines
+@dataclass(frozen=True)
+class GradientProfiles:
+    """Per-block gradient norms at initialisation, {"pre"|"post": [L]}, for one depth L."""
+
+    profiles: dict[str, torch.Tensor]
+
+    def __post_init__(self) -> None:
+        if not self.profiles:
+            raise ValueError("GradientProfiles needs at least one profile ('pre' or 'post')")
+
+    @property
+    def depth(self) -> int:
+        return len(next(iter(self.profiles.values())))
+
+    def lines(self) -> list[str]:
+        """The key numbers as `name = value` lines (what the explorer prints)."""
+        lines = [f"depth = {self.depth}"]
+        for norm, profile in self.profiles.items():
+            label = NORM_STYLE[norm][1]
+            lines += [
+                f"{label} first block = {profile[0]:.3f}",
+                f"{label} last block = {profile[-1]:.3f}",
+                f"{label} max / min = {profile.max() / profile.min():.2f}",
+            ]
+        if {"pre", "post"} <= self.profiles.keys():
+            ratio = self.profiles["post"][-1] / self.profiles["pre"][-1]
+            lines.append(f"Post-LN / Pre-LN at the last block = {ratio:.2f}")
+        return lines
 
 
-def render_profiles(depth: int, choice: str = "both") -> tuple[Figure, list[str]]:
-    """Figure and summary lines for `depth` blocks and a `NORM_CHOICES` key."""
+def gradient_profiles(depth: int, choice: str = "both") -> GradientProfiles:
+    """The profiles of `depth` blocks for a `NORM_CHOICES` key ("Pre-LN", "Post-LN", "both")."""
     if choice not in NORM_CHOICES:
         raise ValueError(f"choice must be one of {list(NORM_CHOICES)}, got {choice!r}")
-    profiles = {norm: cached_profile(norm, depth) for norm in NORM_CHOICES[choice]}
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    for norm, profile in profiles.items():
-        draw_gradient_profile(ax, profile, norm)
-    ax.set(
-        title=f"gradient norm per block at initialisation ({depth} blocks)",
-        xlabel="block (1 = next to the input)",
-        ylabel="gradient norm",
-        ylim=(0, None),
-    )
-    ax.legend()
-    fig.tight_layout()
-    return fig, profile_summary(profiles)
+    return GradientProfiles({norm: cached_profile(norm, depth) for norm in NORM_CHOICES[choice]})
 
 
-def show_profiles(depth: int = 12, choice: str = "both") -> None:
-    """Static rendering: draw the figure and print its key numbers (what the widget shows)."""
-    fig, lines = render_profiles(depth, choice)
-    plt.show()
-    plt.close(fig)
-    print("\n".join(lines))
+class GradientNormExplorer(Explorer):
+    """Depth slider (2–24 blocks) and norm toggle over `gradient_profiles` (notebook 06)."""
 
+    def __init__(self, depth: int = 12, choice: str = "both") -> None:
+        if choice not in NORM_CHOICES:
+            raise ValueError(f"choice must be one of {list(NORM_CHOICES)}, got {choice!r}")
+        self.depth = widgets.IntSlider(
+            value=depth, min=2, max=24, step=2, description="depth", continuous_update=False
+        )
+        self.choice = widgets.ToggleButtons(
+            options=list(NORM_CHOICES), value=choice, description="norm"
+        )
+        super().__init__([self.depth, self.choice], figsize=GradientProfileView.FIGSIZE)
+        self.view = GradientProfileView(self.figure)
+        self.redraw()
 
-def gradient_norm_explorer(depth: int = 12, choice: str = "both") -> widgets.VBox:
-    """Depth slider (2–24 blocks) and norm toggle over `render_profiles`."""
-    slider = widgets.IntSlider(
-        value=depth, min=2, max=24, step=2, description="depth", continuous_update=False
-    )
-    toggle = widgets.ToggleButtons(options=list(NORM_CHOICES), value=choice, description="norm")
-    out = widgets.Output()
+    def compute(self) -> GradientProfiles:
+        return gradient_profiles(self.depth.value, self.choice.value)
 
-    def redraw(_change=None) -> None:
-        with out:
-            out.clear_output(wait=True)
-            show_profiles(slider.value, toggle.value)
-
-    slider.observe(redraw, names="value")
-    toggle.observe(redraw, names="value")
-    redraw()
-    return widgets.VBox([widgets.HBox([slider, toggle]), out])
+    def draw(self, result: GradientProfiles) -> None:
+        self.view.update(result.profiles)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from gptlib.lessons.experiments.positions import position_summary
+from gptlib.lessons.experiments.positions import PositionSummary, position_summary
 from gptlib.lessons.viz.positions import PositionView
-from gptlib.lessons.widgets._explorer import Explorer
+from gptlib.lessons.widgets.explorer import Explorer
 
 
 class PositionExplorer(Explorer):
@@ -23,18 +23,12 @@ class PositionExplorer(Explorer):
         self.base = widgets.FloatLogSlider(
             value=base, base=10, min=1, max=5, step=0.25, description="base"
         )
-        super().__init__([self.d_model, self.length, self.base], figsize=(11, 3.4))
+        super().__init__([self.d_model, self.length, self.base], figsize=PositionView.FIGSIZE)
         self.view = PositionView(self.figure)
         self.redraw()
 
-    def draw(self) -> list[str]:
-        summary = position_summary(self.length.value, self.d_model.value, self.base.value)
-        self.view.update(summary)
-        return summary.summary_lines()
+    def compute(self) -> PositionSummary:
+        return position_summary(self.length.value, self.d_model.value, self.base.value)
 
-
-def position_explorer(
-    d_model: int = 64, length: int = 128, base: float = 10000.0
-) -> PositionExplorer:
-    """Build the explorer at its default setting; display it as a notebook cell's last value."""
-    return PositionExplorer(d_model, length, base)
+    def draw(self, result: PositionSummary) -> None:
+        self.view.update(result)

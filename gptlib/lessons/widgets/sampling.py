@@ -1,7 +1,7 @@
 """Notebook 07's sampling explorer: temperature and top-k sliders over a trained model.
 
-`next_char_report` is the pure function (tested on its own); `sampling_explorer` puts sliders
-on it and redraws the next-character distribution and a sample.
+`next_char_report` is the pure function (tested on its own); `SamplingExplorer` puts sliders
+on it and redraws the next-character distribution, its numbers and a sample.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import math
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
-from IPython.display import display
 
 from gptlib.data.tokenizer import CharTokenizer
-from gptlib.lessons.viz.sampling import plot_next_char_distribution, printable
+from gptlib.lessons.viz.labels import char_labels
+from gptlib.lessons.viz.sampling import NextCharView
+from gptlib.lessons.widgets.explorer import Explorer
 from gptlib.model import GPT
 from gptlib.sampling import next_token_probs
 
@@ -43,17 +43,15 @@ class NextCharReport:
         p = self.probs[self.probs > 0]
         return max(0.0, -(p * p.log()).sum().item())
 
-    def lines(self) -> str:
-        """The numbers as `name = value` lines (what the widget prints)."""
-        top = self.chars[int(self.probs.argmax())]
-        return "\n".join(
-            [
-                f"top probability = {self.top_probability:.3f} ({printable(top)!r})",
-                f"characters with p > 0 = {self.candidates} of {len(self.chars)}",
-                f"entropy = {self.entropy:.3f} nats (uniform: {math.log(len(self.chars)):.3f})",
-                f"sample = {self.sample!r}",
-            ]
-        )
+    def lines(self) -> list[str]:
+        """The numbers as `name = value` lines (what the explorer prints)."""
+        (top,) = char_labels(self.chars[int(self.probs.argmax())])
+        return [
+            f"top probability = {self.top_probability:.3f} ({top!r})",
+            f"characters with p > 0 = {self.candidates} of {len(self.chars)}",
+            f"entropy = {self.entropy:.3f} nats (uniform: {math.log(len(self.chars)):.3f})",
+            f"sample = {self.sample!r}",
+        ]
 
 
 def next_char_report(
@@ -81,34 +79,33 @@ def next_char_report(
     return NextCharReport(tokenizer.chars, probs, tokenizer.decode(out[0, idx.shape[1] :]))
 
 
-def sampling_explorer(
-    model: GPT, tokenizer: CharTokenizer, prompt: str, n_sample: int = 100
-) -> widgets.Widget:
-    """Temperature (0 = greedy) and top-k (0 = off) sliders; returns the displayed widget."""
-    label = {"style": {"description_width": "initial"}}  # the whole description, not "temperat…"
-    temperature = widgets.FloatSlider(
-        value=1.0, min=0.0, max=2.0, step=0.05, description="temperature", **label
-    )
-    top_k = widgets.IntSlider(
-        value=0, min=0, max=tokenizer.vocab_size, description="top-k (0: off)", **label
-    )
-    out = widgets.Output()
+class SamplingExplorer(Explorer):
+    """Temperature (0 = greedy) and top-k (0 = off) sliders over `next_char_report`."""
 
-    def redraw(change: dict | None = None) -> None:
-        report = next_char_report(
-            model, tokenizer, prompt, temperature.value, top_k.value or None, n_sample
+    def __init__(
+        self, model: GPT, tokenizer: CharTokenizer, prompt: str, n_sample: int = 100
+    ) -> None:
+        self.model, self.tokenizer, self.prompt, self.n_sample = model, tokenizer, prompt, n_sample
+        label = {"style": {"description_width": "initial"}}  # the whole name, not "temperat…"
+        self.temperature = widgets.FloatSlider(
+            value=1.0, min=0.0, max=2.0, step=0.05, description="temperature", **label
         )
-        with out:
-            out.clear_output(wait=True)
-            plot_next_char_distribution(
-                report.chars, report.probs, title=f"next character after {prompt[-20:]!r}"
-            )
-            plt.show()
-            print(report.lines())
+        self.top_k = widgets.IntSlider(
+            value=0, min=0, max=tokenizer.vocab_size, description="top-k (0: off)", **label
+        )
+        super().__init__([self.temperature, self.top_k], figsize=NextCharView.FIGSIZE)
+        self.view = NextCharView(self.figure, tokenizer.vocab_size, prompt)
+        self.redraw()
 
-    temperature.observe(redraw, names="value")
-    top_k.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([widgets.HBox([temperature, top_k]), out])
-    display(box)
-    return box
+    def compute(self) -> NextCharReport:
+        return next_char_report(
+            self.model,
+            self.tokenizer,
+            self.prompt,
+            self.temperature.value,
+            self.top_k.value or None,
+            self.n_sample,
+        )
+
+    def draw(self, result: NextCharReport) -> None:
+        self.view.update(result.chars, result.probs)

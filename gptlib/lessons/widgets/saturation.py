@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from gptlib.lessons.experiments.saturation import saturation, saturation_sweep
+from gptlib.lessons.experiments.saturation import Saturation, saturation, saturation_sweep
 from gptlib.lessons.viz.saturation import SaturationView
-from gptlib.lessons.widgets._explorer import Explorer
+from gptlib.lessons.widgets.explorer import Explorer
 
 DK_CHOICES = tuple(2**p for p in range(11))  # 1, 2, 4, ..., 1024
 
@@ -28,16 +28,12 @@ class SaturationExplorer(Explorer):
         self.scaled = widgets.ToggleButtons(
             options=[("unscaled", False), ("scaled by 1/√d_k", True)], value=scaled
         )
-        super().__init__([self.d_k, self.scaled], figsize=(11, 3.4))
+        super().__init__([self.d_k, self.scaled], figsize=SaturationView.FIGSIZE)
         self.view = SaturationView(self.figure, self.curves)
         self.redraw()
 
-    def draw(self) -> list[str]:
-        result = saturation(self.d_k.value, self.scaled.value, self.seed)
+    def compute(self) -> Saturation:
+        return saturation(self.d_k.value, self.scaled.value, self.seed)
+
+    def draw(self, result: Saturation) -> None:
         self.view.update(result)
-        return result.summary_lines()
-
-
-def saturation_explorer(d_k: int = 128, scaled: bool = False, seed: int = 0) -> SaturationExplorer:
-    """Build the explorer at its default setting; display it as a notebook cell's last value."""
-    return SaturationExplorer(d_k, scaled, seed)

@@ -1,20 +1,18 @@
 """Notebook 07's attention explorer: a trained model's attention map by layer and head.
 
-`attention_summary` is the pure function (tested on its own); `attention_explorer` adds sliders.
+`attention_summary` is the pure function (tested on its own); `AttentionExplorer` adds sliders.
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
-from IPython.display import Image, display
 
 from gptlib.data.tokenizer import CharTokenizer
-from gptlib.lessons.viz.trained_attention import plot_attention_map
+from gptlib.lessons.viz.trained_attention import AttentionMapView
+from gptlib.lessons.widgets.explorer import Explorer
 from gptlib.model import GPT
 
 
@@ -42,16 +40,19 @@ class AttentionSummary:
     def self_weight(self) -> float:
         return self.weights.diagonal().mean().item()
 
-    def lines(self) -> str:
-        return "\n".join(
-            [
-                f"layer = {self.layer}, head = {self.head}",
-                f"max weight = {self.weights.max().item():.3f}",
-                f"mean look-back = {self.mean_look_back:.2f} characters",
-                f"weight on the previous character = {self.previous_char_weight:.3f}",
-                f"weight on itself = {self.self_weight:.3f}",
-            ]
-        )
+    def title(self) -> str:
+        return f"layer {self.layer}, head {self.head}"
+
+    def lines(self) -> list[str]:
+        """The numbers as `name = value` lines (what the explorer prints)."""
+        return [
+            f"layer = {self.layer}",
+            f"head = {self.head}",
+            f"max weight = {self.weights.max().item():.3f}",
+            f"mean look-back = {self.mean_look_back:.2f} characters",
+            f"weight on the previous character = {self.previous_char_weight:.3f}",
+            f"weight on itself = {self.self_weight:.3f}",
+        ]
 
 
 def attention_summary(
@@ -69,33 +70,23 @@ def attention_summary(
     return AttentionSummary(layer, head, maps[layer, 0, head].cpu())
 
 
-def attention_explorer(model: GPT, tokenizer: CharTokenizer, text: str) -> widgets.Widget:
-    """Layer and head sliders over the attention maps of `text`; returns the displayed widget."""
-    c = model.config
-    layer = widgets.IntSlider(value=0, min=0, max=c.n_layers - 1, description="layer")
-    head = widgets.IntSlider(value=0, min=0, max=c.n_heads - 1, description="head")
-    out = widgets.Output()
+class AttentionExplorer(Explorer):
+    """Layer and head sliders over the attention maps of `text` (notebook 07)."""
 
-    def redraw(change: dict | None = None) -> None:
-        summary = attention_summary(model, tokenizer, text, layer.value, head.value)
-        fig, ax = plt.subplots(figsize=(5.5, 5.5))
-        plot_attention_map(
-            summary.weights, text, ax, title=f"layer {layer.value}, head {head.value}"
+    def __init__(self, model: GPT, tokenizer: CharTokenizer, text: str) -> None:
+        self.model, self.tokenizer, self.text = model, tokenizer, text
+        c = model.config
+        self.layer = widgets.IntSlider(value=0, min=0, max=c.n_layers - 1, description="layer")
+        self.head = widgets.IntSlider(value=0, min=0, max=c.n_heads - 1, description="head")
+        # 110 dpi: the narrow map, stretched to the cell's width, keeps its 8 pt labels sharp.
+        super().__init__([self.layer, self.head], figsize=AttentionMapView.FIGSIZE, dpi=110)
+        self.view = AttentionMapView(self.figure, text)
+        self.redraw()
+
+    def compute(self) -> AttentionSummary:
+        return attention_summary(
+            self.model, self.tokenizer, self.text, self.layer.value, self.head.value
         )
-        # Fixed margins and one draw: plt.show() would crop to a tight box, drawing the figure
-        # twice, and each draw of the 2·T character labels takes about 90 ms.
-        fig.subplots_adjust(left=0.14, right=0.97, bottom=0.11, top=0.94)
-        png = io.BytesIO()
-        fig.savefig(png, format="png")
-        plt.close(fig)
-        with out:
-            out.clear_output(wait=True)
-            display(Image(png.getvalue()))
-            print(summary.lines())
 
-    layer.observe(redraw, names="value")
-    head.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([widgets.HBox([layer, head]), out])
-    display(box)
-    return box
+    def draw(self, result: AttentionSummary) -> None:
+        self.view.update(result.weights, title=result.title())

@@ -106,7 +106,7 @@ def test_perturb_reports_who_moved(model, idx, position):
     on = perturb(twins, idx, position, causal=True)
     assert on.changed == list(range(position, 9)) and on.unchanged == list(range(position))
     torch.testing.assert_close(on.change, output_change(twins[True], idx, position))
-    lines = on.summary_lines()
+    lines = on.lines()
     assert lines[:2] == ["causal mask = on", f"perturbed position = {position}"]
     assert f"changed positions = {on.changed}" in lines
     assert f"number changed = {9 - position}" in lines
@@ -114,7 +114,7 @@ def test_perturb_reports_who_moved(model, idx, position):
     assert "earlier positions unchanged = True" in lines
     off = perturb(twins, idx, position, causal=False)
     assert off.changed == list(range(9)) and off.unchanged == []
-    assert "causal mask = off" in off.summary_lines()
-    assert "earliest changed position = 0" in off.summary_lines()
+    assert "causal mask = off" in off.lines()
+    assert "earliest changed position = 0" in off.lines()
     expected = "earlier positions unchanged = " + str(position == 0)
-    assert expected in off.summary_lines()
+    assert expected in off.lines()

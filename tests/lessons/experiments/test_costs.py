@@ -338,7 +338,9 @@ def test_cost_report_for_llama2_7b_prints_the_chapter_numbers():
     assert "accelerator-hours = 179,979" in lines
     assert "training memory in GiB (bf16 weights and grads, fp32 Adam) = 100.4" in lines
     assert "KV cache in GiB (one sequence of T tokens, bf16) = 2" in lines
-    assert any(line.startswith("FFN per layer") and "135,266,304" in line for line in lines)
+    assert "FFN per layer = 135,266,304 (3·d·d_ff)" in lines
+    shape = ["model = Llama 2 7B", "layers L = 32", "width d = 4,096", "heads h = 32"]
+    assert lines[:5] == [*shape, "head size d_h = 128"]
 
 
 def test_cost_report_follows_its_inputs():

@@ -163,10 +163,14 @@ def test_head_pattern_entropies_previous_token_weights_and_lines():
     expected = (0.0 + math.log(2.0) + math.log(3.0)) / 3
     torch.testing.assert_close(result.entropies(), torch.tensor([expected, 0.0]))
     torch.testing.assert_close(result.previous_token_weights(), torch.tensor([5 / 12, 0.0]))
-    lines = result.summary_lines()
+    lines = result.lines()
     assert lines[:3] == ["n_heads = 2", "d_head = 8", "parameters = 1,088"]
-    assert lines[3] == "head 0: mean entropy = 0.597, weight on previous token = 0.417"
-    assert lines[4] == "head 1: mean entropy = 0.000, weight on previous token = 0.000"
+    assert lines[3:] == [
+        "head 0 mean entropy = 0.597",
+        "head 0 weight on previous token = 0.417",
+        "head 1 mean entropy = 0.000",
+        "head 1 weight on previous token = 0.000",
+    ]
 
 
 def test_head_patterns_refuses_bad_input():

@@ -57,8 +57,8 @@ def test_first_rival_offset_by_hand(T, d, base, rival):
     assert position_summary(T, d, base).first_rival == rival
 
 
-def test_summary_lines_name_the_numbers():
-    lines = position_summary(128, 64).summary_lines()
+def test_lines_name_the_numbers():
+    lines = position_summary(128, 64).lines()
     assert lines == [
         "shortest wavelength = 6.283",
         "longest wavelength = 47117.2",

@@ -90,8 +90,8 @@ def test_widths_beyond_the_cached_draw_work():
     assert run.scores.shape == (16, 4)
 
 
-def test_summary_lines_name_the_numbers():
-    lines = saturation(64, scaled=False).summary_lines()
+def test_lines_name_the_numbers():
+    lines = saturation(64, scaled=False).lines()
     assert "d_k = 64" in lines and "sqrt(d_k) = 8.000" in lines
     for name in ("max weight", "entropy", "grad norm", "score std"):
         assert any(line.startswith(f"{name} = ") for line in lines)

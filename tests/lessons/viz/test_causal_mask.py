@@ -40,6 +40,8 @@ def test_output_change_view_colours_the_moved_positions():
     assert view.bars[2].get_height() == 0.5
     assert list(view.marker.get_xdata()) == [2, 2]
     assert view.ax.get_title() == "with the mask, token 2 changed: 2 positions moved (red)"
+    labels = [text.get_text() for text in view.ax.get_legend().get_texts()]
+    assert labels == ["the changed token", "tolerance 1e-05"]
     with pytest.raises(ValueError, match="4 positions"):
         view.update(Perturbation(True, 0, torch.zeros(3), [], [0, 1, 2]))
 

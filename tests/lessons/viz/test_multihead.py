@@ -25,6 +25,10 @@ def test_view_shows_one_panel_per_head_four_per_row(max_heads, h, rows):
     assert view.title.get_text() == "t"
     assert [t.get_text() for t in view.axes[0].get_yticklabels()] == ["a", "b", "⏎"]
     assert all(not ax.get_xticks().size for ax in view.axes[1:])  # labels on the first only
+    first = view.axes[0]
+    assert min(t.get_fontsize() for t in first.get_xticklabels() + first.get_yticklabels()) >= 8
+    assert (first.get_xlabel(), first.get_ylabel()) == ("key", "query")
+    assert view.axes[-1].figure.axes[-1].get_ylabel() == "attention weight"  # the colorbar
 
 
 def test_view_refuses_more_heads_than_panels():
@@ -39,3 +43,16 @@ def test_slot_grids_show_the_booleans():
     assert len(fig.axes) == 2
     assert fig.axes[0].get_title() == "right: token 1 lands in"
     assert (fig.axes[0].images[0].get_array() == right.float().numpy()).all()
+
+
+@pytest.mark.parametrize(("max_heads", "T", "cols"), [(8, 21, 4), (4, 32, 2), (1, 5, 4)])
+def test_figsize_leaves_an_8pt_line_per_character(max_heads, T, cols):
+    fig = Figure(figsize=HeadPatternsView.figsize(max_heads, T, cols))
+    view = HeadPatternsView(fig, "x" * T, max_heads=max_heads, cols=cols)
+    ax = view.axes[0]
+    ax.apply_aspect()
+    width, height = fig.get_size_inches()
+    box = ax.get_position()
+    points_per_row = box.height * height * 72 / T
+    assert points_per_row >= 0.95 * HeadPatternsView.LABEL_PT
+    assert box.width * width == pytest.approx(box.height * height)  # square cells

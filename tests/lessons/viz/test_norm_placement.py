@@ -5,6 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from gptlib.lessons.viz import norm_placement as viz  # noqa: E402
@@ -28,4 +29,19 @@ def test_training_plot_has_each_curve_and_the_floor():
     fig = viz.plot_training({"a": torch.tensor([3.0, 2.0]), "b": torch.tensor([3.0, 2.9])}, 2.8)
     lines = fig.axes[0].get_lines()
     assert len(lines) == 3 and list(lines[2].get_ydata()) == [2.8, 2.8]
+    assert fig.axes[0].get_ylabel() == "training loss (nats per character)"
     plt.close(fig)
+
+
+def test_profile_view_redraws_one_line_per_placement():
+    view = viz.GradientProfileView(plt.figure())
+    view.update({"pre": torch.tensor([1.0, 0.5, 0.25]), "post": torch.tensor([1.0, 2.0, 3.0])})
+    lines = view.ax.get_lines()
+    assert [line.get_label() for line in lines] == ["Pre-LN, L=3", "Post-LN, L=3"]
+    assert list(lines[1].get_ydata()) == [1.0, 2.0, 3.0]
+    assert view.ax.get_title() == "gradient norm per block at initialisation (3 blocks)"
+    view.update({"pre": torch.tensor([1.0, 2.0])})
+    assert len(view.ax.get_lines()) == 1 and "(2 blocks)" in view.ax.get_title()
+    with pytest.raises(ValueError, match="at least one profile"):
+        view.update({})
+    plt.close("all")

@@ -36,3 +36,11 @@ def test_view_marks_the_first_rival_only_when_there_is_one():
     view.update(position_summary(128, 64, 10000.0))
     assert len(view.rival.get_xdata()) == 0
     assert "no rival" in view.title.get_text()
+
+
+def test_view_labels_its_reference_line_and_has_colorbars():
+    fig = Figure()
+    view = PositionView(fig)
+    labels = [t.get_text() for t in view.line_ax.get_legend().get_texts()]
+    assert labels == ["cosine(P_0, P_t)", "level of P_1 (neighbour)", "first rival"]
+    assert len(fig.axes) == 5  # three panels, two colorbars

@@ -36,6 +36,15 @@ def test_view_follows_a_change_of_setting():
     assert view.title.get_text().startswith("d_k = 256, scaled")
 
 
+def test_reference_lines_are_labelled():
+    view = SaturationView(Figure(), CURVES, n_keys=16)
+    (uniform,) = view.weights_ax.get_lines()
+    assert uniform.get_label() == "uniform 1/16" and uniform.get_ydata()[0] == 1 / 16
+    curve_labels = [line.get_label() for line in view.marker.axes.get_lines()]
+    assert {"one-hot", "uniform 1/16"} <= set(curve_labels)
+    assert view.std_lines[0].get_label() == "± one std"
+
+
 def test_view_refuses_a_result_with_another_number_of_keys():
     view = SaturationView(Figure(), CURVES, n_keys=16)
     with pytest.raises(ValueError, match="n_keys=8"):

@@ -1,10 +1,11 @@
-"""The cost-calculator widget: presets move the sliders, sliders change the printed report."""
+"""The cost calculator: presets move the sliders, sliders change the printed report."""
 
 from __future__ import annotations
 
 import pytest
 
 from gptlib.lessons.experiments.costs import PRESETS, calculator_report
+from gptlib.lessons.viz.costs import flop_shares, parameter_shares
 from gptlib.lessons.widgets.costs import CostCalculator, head_counts
 
 
@@ -18,7 +19,7 @@ def test_default_prints_the_llama2_7b_report():
 def test_sliders_and_presets_redraw():
     calc = CostCalculator()
     calc.shape["n_layers"].value = 16
-    assert calc.lines[0].startswith("Llama 2 7B (modified): L=16")
+    assert calc.lines[:2] == ["model = Llama 2 7B (modified)", "layers L = 16"]
     calc.mfu.value = 0.8
     assert calc.lines == calculator_report("Llama 2 7B", n_layers=16, mfu=0.8).lines()
     calc.preset.value = "GPT-2 small"
@@ -27,13 +28,21 @@ def test_sliders_and_presets_redraw():
     assert calc.shape["n_heads"].options == tuple(head_counts(768))
 
 
+def test_a_preset_redraws_once(monkeypatch):
+    calc = CostCalculator()
+    calls = []
+    monkeypatch.setattr(calc, "compute", lambda: calls.append(1) or calculator_report("GPT-3 175B"))
+    calc.preset.value = "GPT-3 175B"
+    assert len(calls) == 1
+
+
 def test_heads_slider_offers_divisors_and_keeps_the_head_size():
     calc = CostCalculator("Llama 2 7B")  # d = 4096, h = 32, d_h = 128
     assert 7 not in calc.shape["n_heads"].options
     calc.shape["d_model"].value = 4160  # 65 × 64: 32 heads no longer divide it
     assert calc.shape["n_heads"].options == tuple(head_counts(4160))
     assert calc.shape["n_heads"].value == 32 and 4160 % 32 == 0
-    assert "d=4,160, h=32 (d_h=130)" in calc.lines[0]
+    assert "width d = 4,160" in calc.lines and "head size d_h = 130" in calc.lines
     calc.shape["d_model"].value = 4096 + 64 * 3  # 4288 = 2^6 × 67
     assert calc.shape["n_heads"].value == 32  # d_h = 134, the nearest to 130
     assert all(4288 % h == 0 for h in calc.shape["n_heads"].options)
@@ -43,7 +52,15 @@ def test_heads_slider_offers_divisors_and_keeps_the_head_size():
 def test_every_preset_fits_the_sliders(preset):
     calc = CostCalculator(preset)
     assert calc.lines == calculator_report(preset, mfu=0.4).lines()
-    assert calc.lines[0].startswith(f"{preset}:")
+    assert calc.lines[0] == f"model = {preset}"
+
+
+def test_the_figure_shows_the_shares_of_the_report():
+    calc = CostCalculator()
+    report = calculator_report("Llama 2 7B")
+    (param_bars, _), (flop_bars, _) = calc.view.panels
+    assert [b.get_width() for b in param_bars] == list(parameter_shares(report).values())
+    assert [b.get_width() for b in flop_bars] == list(flop_shares(report).values())
 
 
 def test_unknown_preset():

@@ -5,7 +5,7 @@ import torch
 
 from gptlib import GPT, GPTConfig
 from gptlib.lessons.experiments.multihead import head_patterns
-from gptlib.lessons.widgets.multihead import heads_explorer
+from gptlib.lessons.widgets.multihead import HeadsExplorer
 
 PNG_MAGIC = b"\x89PNG"
 IDX = torch.tensor([[1, 2, 3, 4, 5, 6]])
@@ -21,8 +21,8 @@ def _models() -> dict[int, GPT]:
 
 def test_explorer_starts_at_its_default_and_follows_the_slider():
     models = _models()
-    explorer = heads_explorer(models, IDX, "abcdef", n_heads=2)
-    assert explorer.lines == head_patterns(models[2], IDX).summary_lines()
+    explorer = HeadsExplorer(models, IDX, "abcdef", n_heads=2)
+    assert explorer.lines == head_patterns(models[2], IDX).lines()
     first_png = bytes(explorer.image.value)
     assert first_png.startswith(PNG_MAGIC)
     assert list(explorer.n_heads.options) == [1, 2, 8]
@@ -38,4 +38,4 @@ def test_explorer_starts_at_its_default_and_follows_the_slider():
 
 def test_the_default_must_be_one_of_the_models():
     with pytest.raises(ValueError, match=r"\[1, 2, 8\]"):
-        heads_explorer(_models(), IDX, "abcdef", n_heads=4)
+        HeadsExplorer(_models(), IDX, "abcdef", n_heads=4)

@@ -1,14 +1,10 @@
-"""Notebook 06's widget: its summary lines, rendering and controls."""
+"""Notebook 06's explorer: its lines, the profiles it draws and its controls."""
 
-import matplotlib
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from gptlib.lessons.widgets import norm_placement as widget  # noqa: E402
+from gptlib.lessons.widgets import norm_placement as widget
+from gptlib.lessons.widgets.norm_placement import GradientNormExplorer, GradientProfiles
 
 
 @pytest.fixture
@@ -22,11 +18,9 @@ def fake_profiles(monkeypatch):
     monkeypatch.setattr(widget, "cached_profile", fake)
 
 
-def test_summary_lines():
-    lines = widget.profile_summary(
-        {"pre": torch.tensor([1.0, 0.5]), "post": torch.tensor([1.0, 2.0])}
-    )
-    assert lines == [
+def test_lines():
+    profiles = GradientProfiles({"pre": torch.tensor([1.0, 0.5]), "post": torch.tensor([1.0, 2.0])})
+    assert profiles.lines() == [
         "depth = 2",
         "Pre-LN first block = 1.000",
         "Pre-LN last block = 0.500",
@@ -38,35 +32,31 @@ def test_summary_lines():
     ]
 
 
-def test_summary_needs_a_profile():
+def test_profiles_need_a_profile_and_a_known_choice(fake_profiles):
     with pytest.raises(ValueError, match="at least one"):
-        widget.profile_summary({})
-
-
-@pytest.mark.parametrize(("choice", "n_lines"), [("Pre-LN", 1), ("Post-LN", 1), ("both", 2)])
-def test_render_draws_the_chosen_placements(fake_profiles, choice, n_lines):
-    fig, lines = widget.render_profiles(6, choice)
-    assert len(fig.axes[0].get_lines()) == n_lines
-    assert lines[0] == "depth = 6"
-    plt.close(fig)
-
-
-def test_render_rejects_unknown_choice(fake_profiles):
+        GradientProfiles({})
     with pytest.raises(ValueError, match="choice"):
-        widget.render_profiles(6, "mid")
+        widget.gradient_profiles(6, "mid")
 
 
-def test_controls_redraw(fake_profiles, capsys):
-    box = widget.gradient_norm_explorer(depth=4, choice="both")
-    slider, toggle = box.children[0].children
-    assert "depth = 4" in capsys.readouterr().out
-    slider.value = 10
-    out = capsys.readouterr().out
-    assert "depth = 10" in out and "Post-LN / Pre-LN at the last block = 3.00" in out
-    toggle.value = "Pre-LN"
-    out = capsys.readouterr().out
-    assert "Pre-LN last block = 2.000" in out and "Post-LN" not in out
-    plt.close("all")
+@pytest.mark.parametrize(("choice", "norms"), [("Pre-LN", ["pre"]), ("both", ["pre", "post"])])
+def test_gradient_profiles_picks_the_placements(fake_profiles, choice, norms):
+    result = widget.gradient_profiles(6, choice)
+    assert list(result.profiles) == norms and result.depth == 6
+
+
+def test_controls_redraw(fake_profiles):
+    explorer = GradientNormExplorer(depth=4, choice="both")
+    assert explorer.lines[0] == "depth = 4" and len(explorer.view.ax.get_lines()) == 2
+    explorer.depth.value = 10
+    assert "depth = 10" in explorer.lines
+    assert "Post-LN / Pre-LN at the last block = 3.00" in explorer.lines
+    explorer.choice.value = "Pre-LN"
+    assert "Pre-LN last block = 2.000" in explorer.lines
+    assert not any(line.startswith("Post-LN") for line in explorer.lines)
+    assert len(explorer.view.ax.get_lines()) == 1
+    with pytest.raises(ValueError, match="choice"):
+        GradientNormExplorer(choice="mid")
 
 
 def test_cached_profile_is_the_experiment_at_widget_sizes():

@@ -7,7 +7,7 @@ import torch
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import SONNETS, CharTokenizer
-from gptlib.lessons.widgets.sampling import NextCharReport, next_char_report, sampling_explorer
+from gptlib.lessons.widgets.sampling import NextCharReport, SamplingExplorer, next_char_report
 
 TOKENIZER = CharTokenizer.from_text(SONNETS)
 
@@ -52,7 +52,7 @@ def test_sample_is_seeded_and_is_what_generate_writes(model):
 
 def test_report_lines_by_hand():
     report = NextCharReport("abcd", torch.tensor([0.5, 0.5, 0.0, 0.0]), "ab")
-    assert report.lines().splitlines() == [
+    assert report.lines() == [
         "top probability = 0.500 ('a')",
         "characters with p > 0 = 2 of 4",
         f"entropy = {math.log(2):.3f} nats (uniform: {math.log(4):.3f})",
@@ -60,9 +60,19 @@ def test_report_lines_by_hand():
     ]
 
 
-def test_widget_redraws_when_a_slider_moves(model, capsys):
-    box = sampling_explorer(model, TOKENIZER, "When", n_sample=10)
-    temperature, top_k = box.children[0].children
-    top_k.value = 2
-    temperature.value = 0.0
-    assert top_k.max == TOKENIZER.vocab_size
+def test_newline_is_shown_as_a_symbol():
+    report = NextCharReport("a\n", torch.tensor([0.25, 0.75]), "")
+    assert report.lines()[0] == "top probability = 0.750 ('⏎')"
+
+
+def test_explorer_redraws_when_a_slider_moves(model):
+    explorer = SamplingExplorer(model, TOKENIZER, "When", n_sample=10)
+    assert explorer.lines == next_char_report(model, TOKENIZER, "When", n_sample=10).lines()
+    assert explorer.top_k.max == TOKENIZER.vocab_size
+    explorer.top_k.value = 2
+    assert "characters with p > 0 = 2 of 57" in explorer.lines
+    explorer.temperature.value = 0.0
+    greedy = next_char_report(model, TOKENIZER, "When", 0.0, 2, n_sample=10)
+    assert explorer.lines == greedy.lines()
+    heights = [bar.get_height() for bar in explorer.view.bars]
+    assert heights[0] == 1.0 and sum(heights[1:]) == 0

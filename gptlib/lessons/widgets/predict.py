@@ -1,0 +1,153 @@
+"""Predict, then reveal: the student commits to a guess before a key experiment.
+
+A cell before the experiment ends with a `Prediction` (a number typed into a box, or one of a
+few choices, then "commit"); a cell after it calls `reveal(measured)`, which prints the
+committed guess next to the measurement as `name = value` lines:
+
+    guess = Prediction("How large is std(q·k) at d_k = 128?")      # last value of its cell
+    ...                                                           # the experiment
+    guess.reveal(std_128)
+    # your prediction = 8
+    # measured = 11.39
+    # off by = 3.39 (30% of the measurement, too low)
+
+Nobody commits anything when a notebook runs unattended (nbval, CI, Run All), so `reveal`
+then prints `your prediction = none committed ...` and the measurement: stored outputs stay
+reproducible. A student who ran ahead commits above and runs the reveal cell again.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as widgets
+
+KINDS = ("number", "choice")
+NOT_COMMITTED = "none committed (commit one above, then run this cell again)"
+
+
+def _shown(value: float | str, fmt: str) -> str:
+    """A choice in quotes, a number with `fmt`."""
+    return repr(value) if isinstance(value, str) else f"{value:{fmt}}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A committed prediction (None if there is none) next to the measurement.
+
+    For a number, how far off it was (absolute, and relative to a non-zero measurement); for a
+    choice, whether it was right. `fmt` formats the numbers.
+    """
+
+    prediction: float | str | None
+    measured: float | str
+    fmt: str = ".4g"
+
+    def lines(self) -> list[str]:
+        """The comparison as `name = value` lines (what `Prediction.reveal` prints)."""
+        measured = f"measured = {_shown(self.measured, self.fmt)}"
+        if self.prediction is None:
+            return [f"your prediction = {NOT_COMMITTED}", measured]
+        lines = [f"your prediction = {_shown(self.prediction, self.fmt)}", measured]
+        if isinstance(self.measured, str):
+            return [*lines, f"right = {'yes' if self.prediction == self.measured else 'no'}"]
+        miss = self.prediction - self.measured
+        if miss == 0:
+            return [*lines, "off by = 0 (exact)"]
+        side = "too high" if miss > 0 else "too low"
+        note = (
+            side
+            if self.measured == 0
+            else f"{abs(miss / self.measured):.0%} of the measurement, {side}"
+        )
+        return [*lines, f"off by = {abs(miss):{self.fmt}} ({note})"]
+
+
+class Prediction:
+    """A question, an input ("number": a text box; "choice": one button per choice) and a
+    commit button that locks the input. `committed` holds the committed value (or None).
+
+    Make it the last value of a cell to show it; building it displays nothing.
+    """
+
+    def __init__(
+        self, question: str, kind: str = "number", choices: Sequence[str] = (), fmt: str = ".4g"
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        choices = list(choices)
+        if kind == "choice" and (len(choices) < 2 or len(set(choices)) != len(choices)):
+            raise ValueError(f"a choice needs at least two distinct choices, got {choices}")
+        if kind == "number" and choices:
+            raise ValueError(f"a number prediction takes no choices, got {choices}")
+        self.question_text, self.kind, self.choices, self.fmt = question, kind, choices, fmt
+        self.committed: float | str | None = None
+        if kind == "number":
+            self.input = widgets.FloatText(value=0.0, description="prediction")
+        else:
+            self.input = widgets.ToggleButtons(
+                options=choices, value=None, description="prediction"
+            )
+        self.commit_button = widgets.Button(description="commit", button_style="primary")
+        self.status = widgets.Output()
+        self.question = widgets.HTML(f"<b>Predict:</b> {html.escape(question)}")
+        self.widget = widgets.VBox(
+            [self.question, widgets.HBox([self.input, self.commit_button]), self.status]
+        )
+        self.input.observe(lambda _: self._show_status(), names="value")
+        self.commit_button.on_click(lambda _: self._commit_clicked())
+        self._show_status()
+
+    def status_line(self) -> str:
+        """The `name = value` line under the input: the guess and whether it is committed."""
+        if self.committed is not None:
+            return f"your prediction = {_shown(self.committed, self.fmt)} (committed)"
+        if self.input.value is None:
+            return f"your prediction = none yet (pick one of {self.choices})"
+        return f"your prediction = {_shown(self.input.value, self.fmt)} (not committed)"
+
+    def _show_status(self) -> None:
+        text = self.status_line() + "\n"
+        self.status.outputs = ({"output_type": "stream", "name": "stdout", "text": text},)
+
+    def _commit_clicked(self) -> None:
+        if self.input.value is not None:
+            self.commit()
+
+    def commit(self, value: float | str | None = None) -> None:
+        """Lock in `value` (or, without one, the input's current value)."""
+        if self.committed is not None:
+            raise ValueError(f"already committed {_shown(self.committed, self.fmt)}; it stays")
+        if value is not None:
+            if self.kind == "choice" and value not in self.choices:
+                raise ValueError(f"choose one of {self.choices}, got {value!r}")
+            self.input.value = value
+        if self.input.value is None:
+            raise ValueError(f"nothing to commit: pick one of {self.choices} first")
+        if self.kind == "number" and not math.isfinite(self.input.value):
+            raise ValueError(f"a prediction must be a finite number, got {self.input.value}")
+        self.committed = self.input.value
+        self.input.disabled = self.commit_button.disabled = True
+        self.commit_button.description = "committed"
+        self._show_status()
+
+    def comparison(self, measured: Any) -> Comparison:
+        """The committed prediction next to `measured` (a number, or one of the choices)."""
+        if self.kind == "choice":
+            if measured not in self.choices:
+                raise ValueError(f"measured must be one of {self.choices}, got {measured!r}")
+            return Comparison(self.committed, measured, self.fmt)
+        return Comparison(self.committed, float(measured), self.fmt)
+
+    def reveal(self, measured: Any) -> None:
+        """Print the committed prediction, the measurement and how far off it was."""
+        print("\n".join(self.comparison(measured).lines()))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = f"Predict: {self.question_text} (commit a prediction in JupyterLab)"
+        return bundle
