@@ -2,7 +2,8 @@
 
 `check` is what the notebooks call: it reports and never raises (see `in_notebook`); `verify`
 is the same test raising `CheckError`, for tests and library code. Importing this package
-registers the exercises of every notebook (modules `nbNN`).
+registers the exercises of every notebook (modules `nbNN`, or `nbNN_topic` while two
+notebooks share a number during a renumbering).
 """
 
 import importlib
@@ -37,5 +38,5 @@ __all__ = [
 ]
 
 for _module in pkgutil.iter_modules(__path__):
-    if re.fullmatch(r"nb\d+", _module.name):
+    if re.fullmatch(r"nb\d+(?:_[a-z]+)?", _module.name):
         importlib.import_module(f"{__name__}.{_module.name}")

@@ -1,4 +1,4 @@
-"""The next-character distribution as bars (notebook 07's sampling explorer)."""
+"""The next-character distribution as bars (notebook 08's sampling explorer)."""
 
 from __future__ import annotations
 

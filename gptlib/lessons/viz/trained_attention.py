@@ -1,4 +1,4 @@
-"""Attention maps of a trained model, one head or all of them (notebook 07)."""
+"""Attention maps of a trained model, one head or all of them (notebook 08)."""
 
 from __future__ import annotations
 

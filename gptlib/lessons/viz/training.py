@@ -1,4 +1,4 @@
-"""Loss curves of a training run (notebook 07)."""
+"""Loss curves of a training run (notebook 08)."""
 
 from __future__ import annotations
 

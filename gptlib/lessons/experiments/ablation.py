@@ -1,0 +1,208 @@
+"""What each piece of the GPT buys: an ablation ladder on a character corpus (notebook 08).
+
+Every rung is a `gptlib.GPT` with pieces taken out, trained with the same seed, data and step
+budget, and scored by its held-out loss on the same fixed batches:
+
+    bigram → + attention, one head → + several heads → + MLP → + residuals → + LayerNorm (the
+    full model) → the full model without position embeddings.
+
+The full rung is gptlib's model untouched. The others keep its embeddings, attention and MLP
+modules (and so its initialisation) and rewire its blocks with `RungBlock`; the bigram rung has
+no blocks at all, so its logits at position t depend on token t alone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from gptlib.attention import KVCache
+from gptlib.blocks import Block
+from gptlib.model import GPT, GPTConfig
+from gptlib.train import TrainConfig, Trainer
+
+
+@dataclass(frozen=True)
+class Rung:
+    """Which pieces a rung of the ladder keeps. `several_heads=False` means one head of width d."""
+
+    name: str
+    attention: bool = True
+    several_heads: bool = True
+    mlp: bool = True
+    residual: bool = True
+    layer_norm: bool = True
+    positions: bool = True
+
+
+BARE = {"mlp": False, "residual": False, "layer_norm": False}
+LADDER: tuple[Rung, ...] = (
+    Rung("bigram", attention=False, several_heads=False, positions=False, **BARE),
+    Rung("+ attention, 1 head", several_heads=False, **BARE),
+    Rung("+ several heads", **BARE),
+    Rung("+ MLP", residual=False, layer_norm=False),
+    Rung("+ residuals", layer_norm=False),
+    Rung("+ LayerNorm (full)"),
+    Rung("full, no positions", positions=False),
+)
+
+
+class RungBlock(nn.Module):
+    """A gptlib `Block`'s attention and MLP, wired with or without the MLP, the residual
+    connections and the LayerNorms. [B, T, d] → [B, T, d].
+
+    With everything kept it computes exactly what the Pre-LN `Block` computes; without the
+    residuals each sublayer's output replaces x instead of being added to it.
+    """
+
+    def __init__(self, block: Block, mlp: bool, residual: bool, layer_norm: bool) -> None:
+        super().__init__()
+        if block.norm != "pre":
+            raise ValueError(f"RungBlock rewires a Pre-LN block, got norm={block.norm!r}")
+        self.attn = block.attn
+        self.mlp = block.mlp if mlp else None
+        self.ln1 = block.ln1 if layer_norm else nn.Identity()
+        self.ln2 = block.ln2 if layer_norm else nn.Identity()
+        self.residual = residual
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        x = self._add(x, self.attn(self.ln1(x), cache))
+        if self.mlp is not None:
+            x = self._add(x, self.mlp(self.ln2(x)))
+        return x
+
+    def _add(self, x: torch.Tensor, update: torch.Tensor) -> torch.Tensor:
+        return x + update if self.residual else update
+
+
+def build_rung(
+    rung: Rung,
+    vocab_size: int,
+    d_model: int = 64,
+    n_layers: int = 2,
+    n_heads: int = 4,
+    max_len: int = 64,
+    embedding_std: float = 0.02,
+) -> GPT:
+    """The GPT of one rung: gptlib's model with the pieces `rung` leaves out removed."""
+    config = GPTConfig(
+        vocab_size=vocab_size,
+        d_model=d_model,
+        n_heads=n_heads if rung.several_heads else 1,
+        n_layers=n_layers,
+        max_len=max_len,
+        positions="learned" if rung.positions else "none",
+    )
+    model = GPT(config, embedding_std=embedding_std)
+    if rung.attention and rung.mlp and rung.residual and rung.layer_norm:
+        return model  # gptlib's blocks as they are (positions and heads are in the config)
+    if rung.attention:
+        model.blocks = nn.ModuleList(
+            RungBlock(b, rung.mlp, rung.residual, rung.layer_norm) for b in model.blocks
+        )
+    else:
+        model.blocks = nn.ModuleList()
+    if not rung.layer_norm:
+        model.ln_f = nn.Identity()
+    return model
+
+
+@dataclass(frozen=True)
+class RungResult:
+    """One trained rung: its parameter count, losses on the fixed batches, training seconds."""
+
+    name: str
+    parameters: int
+    val_loss: float
+    train_loss: float
+    seconds: float
+
+
+@dataclass(frozen=True)
+class LadderResult:
+    """Every rung after the same training budget (`steps` steps of `batch_size` × `block_size`)."""
+
+    rungs: tuple[RungResult, ...]
+    steps: int
+    tokens_per_step: int
+
+    def __getitem__(self, name: str) -> RungResult:
+        for r in self.rungs:
+            if r.name == name:
+                return r
+        raise KeyError(f"no rung {name!r}; rungs: {[r.name for r in self.rungs]}")
+
+    def gains(self) -> dict[str, float]:
+        """How much each rung lowers the held-out loss of the one before it (the ladder's
+        order; negative: it made things worse). The last rung is compared with the full model."""
+        gains, previous = {}, None
+        for r in self.rungs:
+            if previous is not None:
+                base = self["+ LayerNorm (full)"] if r.name == "full, no positions" else previous
+                gains[r.name] = base.val_loss - r.val_loss
+            previous = r
+        return gains
+
+    def lines(self) -> list[str]:
+        """One `name = value` line per rung: held-out loss and parameters."""
+        return [
+            f"{r.name} = {r.val_loss:.3f} nats held out ({r.parameters:,} parameters)"
+            for r in self.rungs
+        ]
+
+
+def train_ladder(
+    train_ids: torch.Tensor,
+    val_ids: torch.Tensor,
+    vocab_size: int,
+    config: TrainConfig,
+    rungs: tuple[Rung, ...] = LADDER,
+    d_model: int = 64,
+    n_layers: int = 2,
+    n_heads: int = 4,
+    embedding_std: float = 0.02,
+    seed: int = 0,
+) -> LadderResult:
+    """Train every rung on train_ids [N] with one seed and one `config`; score it on val_ids.
+
+    Held-out loss is the mean over `config.eval_batches` fixed batches of val_ids, the same
+    batches for every rung (the Trainer draws them from `config.seed`).
+    """
+    results = []
+    for rung in rungs:
+        torch.manual_seed(seed)
+        model = build_rung(
+            rung, vocab_size, d_model, n_layers, n_heads, config.block_size, embedding_std
+        )
+        start = time.perf_counter()
+        history = Trainer(model, train_ids, val_ids, config).run(progress=False)
+        results.append(
+            RungResult(
+                rung.name,
+                model.num_parameters(),
+                history.eval_val_loss[-1],
+                history.eval_train_loss[-1],
+                time.perf_counter() - start,
+            )
+        )
+    return LadderResult(tuple(results), config.steps, config.batch_size * config.block_size)
+
+
+def bigram_cross_entropy(
+    train_ids: torch.Tensor, val_ids: torch.Tensor, vocab_size: int, smoothing: float = 1.0
+) -> float:
+    """Held-out cross-entropy (nats per token) of counted bigrams: p(b | a) from the pair counts
+    of train_ids [N] with add-`smoothing`, scored on every pair of val_ids [M].
+
+    The best a model that sees only the current token can do, up to the smoothing.
+    """
+    if smoothing <= 0:
+        raise ValueError(f"smoothing must be > 0 (unseen pairs need probability), got {smoothing}")
+    counts = torch.full((vocab_size, vocab_size), float(smoothing))
+    pairs = (train_ids[:-1], train_ids[1:])
+    counts.index_put_(pairs, torch.ones(len(train_ids) - 1), accumulate=True)
+    log_p = (counts / counts.sum(-1, keepdim=True)).log()
+    return -log_p[val_ids[:-1], val_ids[1:]].mean().item()
