@@ -111,8 +111,8 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("depth", "slider", "Home", line("depth"), "decreases"),
         ),
     ),
-    "07_gpt": NotebookSpec(
-        "07_*.ipynb",
+    "08_train_and_sample": NotebookSpec(
+        "08_train_and_sample.ipynb",
         (
             # Hotter sampling flattens the next-character distribution: its top probability falls.
             Interaction("temperature", "slider", "End", line("top probability"), "decreases"),
@@ -123,8 +123,28 @@ SPECS: dict[str, NotebookSpec] = {
             # Another layer or head of the trained model attends differently.
             Interaction("layer", "slider", "End", line("mean look-back")),
             Interaction("head", "slider", "End", line("weight on itself")),
+            # The ladder's prediction: pick a rung, commit, run the reveal again.
+            Interaction(
+                "+ residuals",
+                "toggle",
+                "click",
+                r"your prediction = [^\n]*",
+                cell="guess_rung = Prediction(",
+            ),
+            Interaction(
+                "commit",
+                "button",
+                "click",
+                r"\((?:not )?committed\)",
+                cell="guess_rung = Prediction(",
+            ),
+            Interaction("guess_rung.reveal(", RUN_CELL, "run", r"your prediction = [^\n]*"),
         ),
-        run_timeout_s=300.0,
+        ignored={
+            rung: "the other choices of the ladder's prediction: one click proves the buttons"
+            for rung in ("+ attention, 1 head", "+ several heads", "+ MLP", "+ LayerNorm (full)")
+        },
+        run_timeout_s=600.0,
     ),
     "08_cost_accounting": NotebookSpec(
         "08_*.ipynb",

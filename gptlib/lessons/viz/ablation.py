@@ -28,7 +28,7 @@ def plot_ladder(
     )
     left.barh(y, losses, color="tab:blue")
     for yi, loss in zip(y, losses, strict=True):
-        left.text(loss + 0.03, yi, f"{loss:.3f}", va="center", fontsize=9)
+        left.text(0.08, yi, f"{loss:.3f}", va="center", color="white", fontsize=9)
     left.axvline(
         math.log(vocab_size), color="gray", ls=":", label=f"uniform guess, ln {vocab_size}"
     )
@@ -38,6 +38,7 @@ def plot_ladder(
     left.invert_yaxis()
     left.set_xlim(0, math.log(vocab_size) + 0.6)
     left.set_xlabel("held-out loss (nats per character)")
+    left.set_title("held-out loss", fontsize=10)
     left.legend(fontsize=8, loc="lower right")
     gain_values = [gains.get(n, 0.0) for n in names]
     colors = ["tab:green" if g > 0 else "tab:red" for g in gain_values]
@@ -48,6 +49,7 @@ def plot_ladder(
     span = max(abs(g) for g in gain_values[1:])
     right.set_xlim(-1.35 * span, 1.35 * span)
     right.set_xlabel("loss lowered by this rung (nats per character)")
+    right.set_title("change from the rung before (last: from the full model)", fontsize=10)
     fig.suptitle(
         f"Each rung after {result.steps} steps ({result.tokens_per_step} characters each), "
         "one seed",
@@ -59,7 +61,7 @@ def plot_ladder(
 def plot_heads(runs: list[HeadsRun]) -> Figure:
     """Accuracy of each model on the two-lookups task, and the attention weight its best heads
     put on the latest letter and the latest digit (positions that hold a dot)."""
-    names = [r.name for r in runs]
+    names = [r.name.replace(", ", ",\n") for r in runs]
     x = np.arange(len(runs))
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
     left.bar(x, [r.accuracy for r in runs], color="tab:blue")

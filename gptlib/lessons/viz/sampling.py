@@ -12,8 +12,9 @@ from gptlib.lessons.viz.labels import char_labels
 class NextCharView:
     """Bars of the `top` likeliest next characters, probs [V] over a vocabulary of V characters.
 
-    Built once for a vocabulary and a prompt; `update(chars, probs)` re-sorts the bars and
-    relabels them. The dotted line is the uniform 1/V.
+    Built once for a vocabulary and a prompt (shown whole in the title up to 60 characters);
+    `update(chars, probs)` re-sorts the bars and relabels them. The dotted line is the uniform
+    1/V.
     """
 
     FIGSIZE = (7.5, 3.0)
@@ -27,8 +28,8 @@ class NextCharView:
         ax.axhline(1 / vocab_size, color="gray", linestyle=":", linewidth=1, label=uniform)
         ax.set_xticks(range(self.top))
         ax.set(ylim=(0, 1), ylabel="probability", xlabel=f"the {self.top} likeliest characters")
-        tail = prompt[-24:].replace("\n", "⏎")
-        ax.set_title(f"next character after “…{tail}”", fontsize=10)
+        shown = (prompt if len(prompt) <= 60 else "…" + prompt[-59:]).replace("\n", "⏎")
+        ax.set_title(f"next character after “{shown}”", fontsize=10)
         ax.legend(fontsize=8, loc="upper right")
 
     def update(self, chars: str, probs: torch.Tensor) -> None:

@@ -44,25 +44,28 @@ class AttentionMapView:
 def plot_attention_grid(maps: torch.Tensor, text: str, size: float = 2.0) -> Figure:
     """Every layer (rows) and head (columns) of maps [L, h, T, T] as small heatmaps.
 
-    Each panel has queries down and keys across, like `AttentionMapView`, without tick labels.
+    Each panel has queries down and keys across, like `AttentionMapView`; too small for one
+    label per character, the outer panels mark every tenth position instead (8 pt), so that a
+    position named in a table can be found. The title shows `text` whole up to 60 characters.
     """
     L, h = maps.shape[:2]
     fig, axes = plt.subplots(
         L, h, figsize=(size * h + 0.8, size * L + 0.6), squeeze=False, constrained_layout=True
     )
+    ticks = list(range(0, maps.shape[-1], 10))
     for layer in range(L):
         for head in range(h):
             ax = axes[layer, head]
             image = ax.imshow(maps[layer, head].cpu().numpy(), cmap="viridis", vmin=0, vmax=1)
-            ax.set_xticks([])
-            ax.set_yticks([])
+            ax.set_xticks(ticks, ticks if layer == L - 1 else [], fontsize=8)
+            ax.set_yticks(ticks, ticks if head == 0 else [], fontsize=8)
             if layer == 0:
                 ax.set_title(f"head {head}", fontsize=9)
             if head == 0:
-                ax.set_ylabel(f"layer {layer}\nquery ↓", fontsize=9)
+                ax.set_ylabel(f"layer {layer}\nquery position", fontsize=9)
             if layer == L - 1:
-                ax.set_xlabel("key →", fontsize=9)
+                ax.set_xlabel("key position", fontsize=9)
     fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
-    shown = "".join(char_labels(text if len(text) <= 30 else text[:30] + "…"))
+    shown = (text if len(text) <= 60 else text[:59] + "…").replace("\n", "⏎")
     fig.suptitle(f"attention of every layer and head on “{shown}”")
     return fig

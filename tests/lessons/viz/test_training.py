@@ -1,4 +1,4 @@
-"""Notebook 07's loss curves: every series, and ln V as a labelled reference line."""
+"""Notebook 08's loss curves: every series, and ln V as a labelled reference line."""
 
 import matplotlib
 
