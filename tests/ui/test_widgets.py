@@ -100,6 +100,10 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("n_heads", "slider", "ArrowRight", IMAGE),
         ),
     ),
+    "05_feed_forward_and_residuals": NotebookSpec(
+        "05_*.ipynb",
+        (*prediction("guess_orders = Prediction(", "100", "guess_orders.reveal("),),
+    ),
     "06_norm_placement": NotebookSpec(
         "06_*.ipynb",
         (

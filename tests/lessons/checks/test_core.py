@@ -102,3 +102,72 @@ def test_check_error_is_an_assertion_error_for_tests():
 def test_unknown_exercise_name_lists_known_ones():
     with pytest.raises(ValueError, match="engine-demo-softmax"):
         verify("no-such-exercise", _row_softmax)
+
+
+class Scaler(torch.nn.Module):
+    """A class-shaped answer: Scaler(k)(x) = k·x, with k held as a parameter named `k`."""
+
+    def __init__(self, k: float):
+        super().__init__()
+        self.k = torch.nn.Parameter(torch.tensor(k))
+
+    def forward(self, x):
+        return self.k * x
+
+
+class Squarer(Scaler):
+    def forward(self, x):
+        return self.k * x * x
+
+
+class Unnamed(torch.nn.Module):
+    def forward(self, x):
+        return 2 * x
+
+
+class Unfinished(torch.nn.Module):
+    def __init__(self, k: float):
+        super().__init__()
+        raise NotImplementedError()
+
+
+def _run_module(cls):
+    def run(k, x):
+        module = cls(k)
+        if not hasattr(module, "k"):
+            raise CheckError("engine-demo-module", "name your parameter `k`")
+        return module(x)
+
+    return run
+
+
+MODULE_EXERCISE = Exercise(
+    name="engine-demo-module",
+    notebook="tests",
+    reference=Scaler,
+    make_inputs=lambda g: [(3.0, torch.randn(4, generator=g))],
+    mistakes=(Mistake("squared", "you squared x", Squarer),),
+    adapt=_run_module,
+)
+
+
+@pytest.fixture
+def module_exercise():
+    REGISTRY[MODULE_EXERCISE.name] = MODULE_EXERCISE
+    yield MODULE_EXERCISE.name
+    del REGISTRY[MODULE_EXERCISE.name]
+
+
+def test_adapt_turns_classes_into_functions_of_the_inputs(module_exercise):
+    assert verify(module_exercise, Scaler) == 1
+    with pytest.raises(CheckError, match="you squared x") as info:
+        verify(module_exercise, Squarer)  # a catalogued mistake written as a class
+    assert info.value.mistake == "squared"
+    with pytest.raises(NotImplementedYet):
+        verify(module_exercise, Unfinished)
+
+
+def test_adapt_may_report_a_structural_mistake_itself(module_exercise):
+    with pytest.raises(CheckError, match="name your parameter `k`") as info:
+        verify(module_exercise, lambda k: Unnamed())
+    assert "raised" not in str(info.value)
