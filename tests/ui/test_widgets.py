@@ -44,6 +44,7 @@ def prediction(cell: str, guess: str, reveal: str) -> tuple[Interaction, ...]:
 
 
 ATTENTION_FLOPS = line("attention FLOPs per token (4·L·T·d)")
+PREDICTED = r"your prediction = [^\n]*"
 
 SPECS: dict[str, NotebookSpec] = {
     "00_start_here": NotebookSpec(
@@ -113,7 +114,24 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("Post-LN", "toggle", "click", IMAGE),
             Interaction("both", "toggle", "click", IMAGE),
             Interaction("depth", "slider", "Home", line("depth"), "decreases"),
+            # The prediction before the learning-rate grid: pick, change one's mind, commit.
+            *(
+                Interaction(
+                    choice, "toggle", "click", PREDICTED, cell="guess_post_ln = Prediction("
+                )
+                for choice in ("trains", "stalls")
+            ),
+            Interaction(
+                "commit",
+                "button",
+                "click",
+                r"\((?:not )?committed\)",
+                cell="guess_post_ln = Prediction(",
+            ),
+            Interaction("guess_post_ln.reveal(", RUN_CELL, "run", PREDICTED),
         ),
+        ignored={"diverges": "a third choice of the prediction; 'trains' and 'stalls' are moved"},
+        run_timeout_s=400.0,
     ),
     "07_gpt": NotebookSpec(
         "07_*.ipynb",

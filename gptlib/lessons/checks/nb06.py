@@ -215,9 +215,9 @@ def _pre_ln_wrong(wrong_pre):
 
 
 def _both_wrong(wrong_pre, wrong_post):
-    return lambda x, ln1, attn, ln2, mlp, norm: (
-        wrong_pre if norm == "pre" else wrong_post
-    )(x, ln1, attn, ln2, mlp)
+    return lambda x, ln1, attn, ln2, mlp, norm: (wrong_pre if norm == "pre" else wrong_post)(
+        x, ln1, attn, ln2, mlp
+    )
 
 
 register(

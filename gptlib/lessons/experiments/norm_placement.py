@@ -133,7 +133,7 @@ class GradientProfiles:
 
 # The three arms of the learning-rate grid: (norm placement, with warmup).
 ARMS = {"Pre-LN": ("pre", False), "Post-LN": ("post", False), "Post-LN + warmup": ("post", True)}
-STALL_MARGIN = 0.1  # nats: a final loss this close to the unigram entropy learned no context
+STALL_MARGIN = 0.2  # nats: a run that ends this close to the unigram entropy learned ~no context
 
 
 @dataclass(frozen=True)
@@ -183,9 +183,24 @@ class LearningRateGrid:
         unigram entropy (or above it): the model learned nothing beyond letter frequencies."""
         return ~self.diverged & (self.mean > self.floor - STALL_MARGIN)
 
+    def index(self, arm: str, depth: int, lr: float) -> tuple[int, int, int]:
+        """Where a cell sits in the [A, D, R] tensors; ValueError for a cell not in the grid."""
+        for name, value, known in (
+            ("arm", arm, self.arms),
+            ("depth", depth, self.depths),
+            ("lr", lr, self.lrs),
+        ):
+            if value not in known:
+                raise ValueError(f"{name} {value!r} is not in the grid; it has {known}")
+        return self.arms.index(arm), self.depths.index(depth), self.lrs.index(lr)
+
     def loss(self, arm: str, depth: int, lr: float) -> float:
         """The seed-averaged final loss of one cell."""
-        return float(self.mean[self.arms.index(arm), self.depths.index(depth), self.lrs.index(lr)])
+        return float(self.mean[self.index(arm, depth, lr)])
+
+    def is_stalled(self, arm: str, depth: int, lr: float) -> bool:
+        """Whether one cell stalled at the unigram entropy (see `stalled`)."""
+        return bool(self.stalled[self.index(arm, depth, lr)])
 
     def table(self) -> str:
         """The grid as text: one block of rows per arm, one column per learning rate; a

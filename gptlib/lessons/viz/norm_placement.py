@@ -73,14 +73,18 @@ def plot_init_gradients(profiles: dict[tuple[str, int], torch.Tensor]) -> Figure
     return fig
 
 
-def plot_training(losses: dict[str, torch.Tensor], floor: float) -> Figure:
+def plot_training(
+    losses: dict[str, torch.Tensor],
+    floor: float,
+    title: str = "same model, same data, same learning rate",
+) -> Figure:
     """Training-loss curves, with the unigram entropy `floor` (a model that ignores context)."""
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for label, curve in losses.items():
         ax.plot(range(1, len(curve) + 1), curve.tolist(), label=label)
     ax.axhline(floor, color="grey", ls="--", lw=1, label=f"letter frequencies only ({floor:.3f})")
     ax.set(
-        title="same model, same data, same learning rate",
+        title=title,
         xlabel="step",
         ylabel="training loss (nats per character)",
     )
