@@ -232,8 +232,8 @@ def learning_rate_grid(
     ids: torch.Tensor,
     depths: tuple[int, ...] = (2, 4, 8),
     lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2),
-    steps: int = 60,
-    warmup_steps: int = 20,
+    steps: int = 50,
+    warmup_steps: int = 15,
     seeds: tuple[int, ...] = (0, 1),
     batch_size: int = 8,
 ) -> LearningRateGrid:
