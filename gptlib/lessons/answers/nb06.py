@@ -15,9 +15,9 @@ ANSWERS = {
     """,
     "06.grid-plot": """
         The stalled cells all end near {stalled_value:.2f}, the unigram entropy ({floor:.2f}):
-        the loss of predicting the letter frequencies whatever the input. It is where a model
-        lands once its output no longer depends on its input, however it got there, so every
-        stalled cell shows about the same number.
+        the loss of predicting the same letter frequencies whatever the input. It is the best a
+        model can do without using its input, so every run that stopped using it shows about
+        the same number, however it got there.
 
         Why the stalled region reaches smaller learning rates as the stack deepens: Adam moves
         every weight by roughly one learning rate per step, whatever its gradient, so what
