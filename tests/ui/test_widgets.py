@@ -54,6 +54,7 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("vocab size", "slider", "ArrowRight", line("embeddings"), "increases"),
             Interaction("vocab size", "slider", "End", line("total"), "increases"),
             Interaction("vocab size", "slider", "Home", line("total"), "decreases"),
+            *prediction("guess_per_char = Prediction(", "300", "guess_per_char.reveal("),
         ),
     ),
     "01_embeddings_positions": NotebookSpec(
