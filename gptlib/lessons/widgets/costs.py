@@ -99,7 +99,6 @@ class CostCalculator(Explorer):
         # Before the base class observes the controls, so that a new width first gets its
         # heads, new heads their key/value heads and a new preset its values, and only then
         # the one redraw.
-        self._setting_heads = False
         self.shape["d_model"].observe(self._width_changed, names="value")
         self.shape["n_heads"].observe(self._heads_changed, names="value")
         self.preset.observe(self._preset_changed, names="value")
@@ -111,12 +110,8 @@ class CostCalculator(Explorer):
 
     def _set_heads(self, d_model: int, n_heads: int) -> None:
         heads = self.shape["n_heads"]
-        self._setting_heads = True  # new options pass the value through options[0]
-        try:
-            heads.options = head_counts(d_model)
-            heads.value = n_heads
-        finally:
-            self._setting_heads = False
+        heads.options = head_counts(d_model)
+        heads.value = n_heads
 
     def _set_kv_heads(self, n_heads: int, n_kv_heads: int) -> None:
         kv = self.shape["n_kv_heads"]
@@ -145,7 +140,9 @@ class CostCalculator(Explorer):
             self._fit_kv_heads(old_heads, nearest)
 
     def _heads_changed(self, change: dict) -> None:
-        if self._held or self._setting_heads:
+        # A new width or preset sets the heads while held (new options pass the value through
+        # options[0]) and fits the key/value heads itself.
+        if self._held:
             return
         self._fit_kv_heads(change["old"], change["new"])  # the heads' own redraw follows
 
