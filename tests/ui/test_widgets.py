@@ -44,6 +44,7 @@ def prediction(cell: str, guess: str, reveal: str) -> tuple[Interaction, ...]:
 
 
 ATTENTION_FLOPS = line("attention FLOPs per token (4·L·T·d)")
+KV_CACHE = line("KV cache (one sequence of T tokens, bf16)")
 
 SPECS: dict[str, NotebookSpec] = {
     "00_start_here": NotebookSpec(
@@ -53,6 +54,7 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("vocab size", "slider", "ArrowRight", line("embeddings"), "increases"),
             Interaction("vocab size", "slider", "End", line("total"), "increases"),
             Interaction("vocab size", "slider", "Home", line("total"), "decreases"),
+            *prediction("guess_per_char = Prediction(", "300", "guess_per_char.reveal("),
         ),
     ),
     "01_embeddings_positions": NotebookSpec(
@@ -126,12 +128,14 @@ SPECS: dict[str, NotebookSpec] = {
         ),
         run_timeout_s=300.0,
     ),
-    "08_cost_accounting": NotebookSpec(
-        "08_*.ipynb",
+    "09_cost_accounting": NotebookSpec(
+        "09_*.ipynb",
         (
-            # From Llama 2 7B; the heads slider offers only divisors of d.
+            # From Llama 2 7B; the heads slider offers only divisors of d, the key/value heads
+            # slider divisors of h.
             Interaction("layers L", "slider", "End", line("total training FLOPs"), "increases"),
             Interaction("layers L", "slider", "Home", line("parameters N"), "decreases"),
+            Interaction("key/value heads", "slider", "Home", KV_CACHE, "decreases"),
             Interaction("heads h", "slider", "End", line("head size d_h"), "decreases"),
             Interaction("width d", "slider", "End", line("parameters N"), "increases"),
             Interaction("vocabulary V", "slider", "Home", line("parameters N"), "decreases"),
@@ -141,8 +145,13 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("peak TFLOP/s", "slider", "End", line("accelerator-hours"), "decreases"),
             Interaction("MFU", "slider", "Home", line("accelerator-hours"), "increases"),
             Interaction("preset", "dropdown", "GPT-3 175B", line("parameters N"), "increases"),
+            # Predict, then reveal: the FFN's share of a block, the estimate's miss.
+            *prediction("guess_ffn = Prediction(", "60", "guess_ffn.reveal("),
+            *prediction("guess_hours = Prediction(", "5", "guess_hours.reveal("),
         ),
     ),
+    # The appendix builds every explorer to time it but shows none: it must run without errors.
+    "10_appendix": NotebookSpec("10_*.ipynb", (), run_timeout_s=240.0),
 }
 
 
