@@ -200,7 +200,7 @@ class RetrievalHead(nn.Module):
 
 @dataclass(frozen=True)
 class RetrievalRun:
-    """One training run of a `RetrievalHead` (notebook 02).
+    """One training run of a `RetrievalHead` with Adam at learning rate `lr` (notebook 02).
 
     losses [steps]: each step's cross-entropy in nats per answer (before the update);
     answer_weight [steps]: the mean attention weight on the queried pair (1/n_pairs when the
@@ -215,6 +215,8 @@ class RetrievalRun:
     d_k: int
     scaled: bool
     task: RetrievalTask
+    lr: float
+    batch_size: int
     losses: torch.Tensor
     answer_weight: torch.Tensor
     initial_score_std: float
@@ -290,7 +292,7 @@ def train_retrieval(
         optimizer.step()
         losses[step] = loss.item()
         answer_weight[step] = weights.gather(1, queried[:, None]).mean()
-    return RetrievalRun(d_k, scaled, task, losses, answer_weight, *initial)
+    return RetrievalRun(d_k, scaled, task, lr, batch_size, losses, answer_weight, *initial)
 
 
 def scaling_runs(d_k: int, steps: int = 300, seed: int = 0) -> dict[bool, RetrievalRun]:

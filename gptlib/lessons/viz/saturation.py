@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -102,7 +103,11 @@ class SaturationView:
 
 
 def plot_saturation_curves(curves: dict[bool, Sequence[Saturation]], fig: Figure) -> Figure:
-    """Mean max weight, entropy and gradient norm against d_k, unscaled vs scaled (notebook 02)."""
+    """Mean max weight, entropy and gradient norm against d_k, unscaled vs scaled (notebook 02).
+
+    The max-weight panel marks one-hot (1) and uniform (1/n_keys); the entropy panel marks
+    uniform (ln n_keys; one-hot is 0, the axis).
+    """
     axes = fig.subplots(1, 3)
     measures = (
         ("max_weight", "mean max weight (1 = one-hot)"),
@@ -122,7 +127,20 @@ def plot_saturation_curves(curves: dict[bool, Sequence[Saturation]], fig: Figure
         _log2_axis(ax)
         ax.set(xlabel="d_k", title=title)
         ax.set_ylim(bottom=0)
-    axes[0].legend(fontsize=8)
+    n_keys = len(next(iter(curves.values()))[0].weights)
+    reference = {"color": "gray", "linewidth": 1}
+    axes[0].axhline(1, linestyle="--", label="one-hot: 1", **reference)
+    axes[0].axhline(1 / n_keys, linestyle=":", label=f"uniform: 1/{n_keys}", **reference)
+    axes[1].axhline(
+        math.log(n_keys),
+        linestyle=":",
+        label=f"uniform: ln {n_keys} = {math.log(n_keys):.2f}",
+        **reference,
+    )
+    axes[0].set_ylim(top=1.05)
+    axes[1].set_ylim(top=1.1 * math.log(n_keys))
+    for ax in axes[:2]:
+        ax.legend(fontsize=8, loc="center right")
     fig.tight_layout()
     return fig
 

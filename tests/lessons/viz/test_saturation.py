@@ -1,5 +1,7 @@
 """viz.saturation: the explorer's view shows the numbers of the result it is given."""
 
+import math
+
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
@@ -56,14 +58,24 @@ def test_view_refuses_a_result_with_another_number_of_keys():
         view.update(saturation(4, scaled=True, n_keys=8))
 
 
-def test_curves_plot_one_line_per_mode_in_each_panel():
+def test_curves_plot_one_line_per_mode_in_each_panel_and_labelled_levels():
     fig = plot_saturation_curves(CURVES, Figure())
     assert len(fig.axes) == 3
     for ax in fig.axes:
-        assert len(ax.lines) == 2
-        assert list(ax.lines[0].get_xdata()) == [1, 16, 256]
+        curves = [line for line in ax.lines if line.get_marker() == "o"]
+        assert len(curves) == 2
+        assert list(curves[0].get_xdata()) == [1, 16, 256]
     np.testing.assert_allclose(
         fig.axes[2].lines[0].get_ydata(), [r.grad_norm for r in CURVES[False]]
+    )
+    levels = {
+        line.get_label(): line.get_ydata()[0]
+        for ax in fig.axes
+        for line in ax.lines
+        if line.get_marker() != "o"
+    }
+    assert levels == pytest.approx(
+        {"one-hot: 1": 1, "uniform: 1/16": 1 / 16, "uniform: ln 16 = 2.77": math.log(16)}
     )
 
 
