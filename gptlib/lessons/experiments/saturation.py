@@ -230,7 +230,7 @@ class RetrievalRun:
         return math.log(self.task.n_values)
 
     def mean_loss(self, start: int, stop: int) -> float:
-        """The mean loss of steps start..stop-1 (one step's loss is noisy: 32 answers)."""
+        """The mean loss of steps start..stop-1 (one step's loss, one batch's, is noisy)."""
         if not 0 <= start < stop <= len(self.losses):
             raise ValueError(f"need 0 <= start < stop <= {len(self.losses)}, got {start}, {stop}")
         return self.losses[start:stop].mean().item()
@@ -269,6 +269,8 @@ def train_retrieval(
         raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
     if steps < 25:
         raise ValueError(f"steps must be at least 25 (losses are averaged over 25), got {steps}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     model = RetrievalHead(task, d_k, scaled, d_model, torch.Generator().manual_seed(seed))
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     batches = torch.Generator().manual_seed(seed + 1)
@@ -276,7 +278,8 @@ def train_retrieval(
     for step in range(steps):
         keys, values, queried = task.batch(batch_size, batches)
         logits, scores = model(keys, values, queried)
-        scores.retain_grad()
+        if step == 0:
+            scores.retain_grad()  # for the first step's gradient measures
         loss = F.cross_entropy(logits, values.gather(1, queried[:, None])[:, 0])
         optimizer.zero_grad()
         loss.backward()

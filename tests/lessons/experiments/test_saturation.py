@@ -202,5 +202,7 @@ def test_run_records_and_validation():
         train_retrieval(0, True)
     with pytest.raises(ValueError, match="at least 25"):
         train_retrieval(8, True, steps=10)
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        train_retrieval(8, True, batch_size=0)
     with pytest.raises(ValueError, match="n_pairs <= n_keys"):
         RetrievalTask(n_pairs=8, n_keys=4)
