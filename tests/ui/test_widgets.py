@@ -45,6 +45,10 @@ def prediction(cell: str, guess: str, reveal: str) -> tuple[Interaction, ...]:
 
 ATTENTION_FLOPS = line("attention FLOPs per token (4·L·T·d)")
 KV_CACHE = line("KV cache (one sequence of T tokens, bf16)")
+# A choice prediction (notebooks 01, 02): its status line, and its commit state.
+PREDICTION = r"your prediction = [^\n]*"
+COMMITTED = r"\((?:not )?committed\)"
+OTHER_CHOICE = "another choice of a prediction whose row clicks one choice"
 
 SPECS: dict[str, NotebookSpec] = {
     "00_start_here": NotebookSpec(
@@ -64,7 +68,25 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("d_model", "slider", "End", line("longest wavelength"), "increases"),
             Interaction("base", "slider", "Home", line("longest wavelength"), "decreases"),
             Interaction("length", "slider", "End", IMAGE),
+            # Two choice predictions: pick one choice, commit, run the reveal again.
+            Interaction(
+                "none of them", "toggle", "click", PREDICTION, cell="guess_shuffle = Prediction("
+            ),
+            Interaction("commit", "button", "click", COMMITTED, cell="guess_shuffle = Prediction("),
+            Interaction("guess_shuffle.reveal(", RUN_CELL, "run", PREDICTION),
+            Interaction(
+                "it changes", "toggle", "click", PREDICTION, cell="guess_two_layers = Prediction("
+            ),
+            Interaction(
+                "commit", "button", "click", COMMITTED, cell="guess_two_layers = Prediction("
+            ),
+            Interaction("guess_two_layers.reveal(", RUN_CELL, "run", PREDICTION),
         ),
+        ignored={
+            "only the tokens that moved": OTHER_CHOICE,
+            "all of them": OTHER_CHOICE,
+            "it stays the same": OTHER_CHOICE,
+        },
     ),
     "02_attention": NotebookSpec(
         "02_*.ipynb",
@@ -76,7 +98,24 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("unscaled", "toggle", "click", line("max weight"), "increases"),
             Interaction("d_k", "slider", "Home", line("max weight"), "decreases"),
             *prediction("guess_spread = Prediction(", "11", "guess_spread.reveal("),
+            *prediction("guess_max_weight = Prediction(", "0.5", "guess_max_weight.reveal("),
+            Interaction(
+                "only the scaled one",
+                "toggle",
+                "click",
+                PREDICTION,
+                cell="guess_training = Prediction(",
+            ),
+            Interaction(
+                "commit", "button", "click", COMMITTED, cell="guess_training = Prediction("
+            ),
+            Interaction("guess_training.reveal(", RUN_CELL, "run", PREDICTION),
         ),
+        ignored={
+            "both": OTHER_CHOICE,
+            "only the unscaled one": OTHER_CHOICE,
+            "neither": OTHER_CHOICE,
+        },
     ),
     "03_causal_mask": NotebookSpec(
         "03_*.ipynb",
