@@ -78,6 +78,10 @@ class Exercise:
     called on each. `atol`/`rtol` set how close to the reference an answer must be. `returns`
     names the items of a tuple the function returns (for messages). `stand_in` replaces the
     student's answer in the notebook while it is not right yet (default: the reference).
+    `adapt` serves exercises whose answer is not a function of the inputs, such as a class the
+    student writes: `adapt(answer)` must return that function (build the module, load given
+    weights, run it). It is applied alike to the student's answer, the reference and every
+    mistake, so all three are written in the form the student writes.
     """
 
     name: str
@@ -92,9 +96,14 @@ class Exercise:
     hint: str = field(default="")
     returns: tuple[str, ...] = ()
     stand_in: Callable[..., Any] | None = None
+    adapt: Callable[[Any], Callable[..., Any]] | None = None
 
     def inputs(self) -> Sequence[tuple]:
         return self.make_inputs(torch.Generator().manual_seed(self.seed))
+
+    def as_function(self, answer: Any) -> Callable[..., Any]:
+        """`answer` as a function of one input tuple: itself, or `adapt(answer)`."""
+        return answer if self.adapt is None else self.adapt(answer)
 
 
 REGISTRY: dict[str, Exercise] = {}
@@ -119,7 +128,7 @@ def exercise_named(name: str) -> Exercise:
 def _matching_mistake(exercise: Exercise, got: Any, args: tuple) -> Mistake | None:
     for mistake in exercise.mistakes:
         try:
-            wrong = mistake.implementation(*_fresh(args))
+            wrong = exercise.as_function(mistake.implementation)(*_fresh(args))
         except Exception:  # a mistake that cannot run on these inputs cannot be the match
             continue
         if outputs_match(got, wrong, exercise.atol, exercise.rtol):
@@ -151,14 +160,15 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
             "Run the cell that defines yours, then run this check again.",
         )
     cases = exercise.inputs()
+    answer, reference = exercise.as_function(student_fn), exercise.as_function(exercise.reference)
     for args in cases:
         try:
-            got = student_fn(*_fresh(args))
+            got = answer(*_fresh(args))
         except NotImplementedError:
             raise NotImplementedYet(name) from None
         except Exception as exc:
             raise CheckError(name, f"your function raised {type(exc).__name__}: {exc}") from exc
-        expected = exercise.reference(*_fresh(args))
+        expected = reference(*_fresh(args))
         problem = shape_problem(got, expected, exercise.returns)
         if problem:
             _fail(exercise, got, args, problem)

@@ -102,3 +102,72 @@ def test_check_error_is_an_assertion_error_for_tests():
 def test_unknown_exercise_name_lists_known_ones():
     with pytest.raises(ValueError, match="engine-demo-softmax"):
         verify("no-such-exercise", _row_softmax)
+
+
+class _Scale(torch.nn.Module):
+    """A class-valued answer: the module that multiplies by a stored factor."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.factor = torch.nn.Parameter(torch.ones(size))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.factor
+
+
+class _AddInstead(_Scale):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.factor
+
+
+def _run_module(cls):
+    """Build the answer's module, load the factor of the inputs, run it on x."""
+
+    def run(factor: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        module = cls(factor.numel())
+        module.load_state_dict({"factor": factor})
+        return module(x)
+
+    return run
+
+
+MODULE_EXERCISE = Exercise(
+    name="engine-demo-module",
+    notebook="tests",
+    reference=_Scale,
+    make_inputs=lambda g: [(torch.randn(3, generator=g), torch.randn(2, 3, generator=g))],
+    mistakes=(Mistake("added", "you added the factor", _AddInstead),),
+    adapt=_run_module,
+)
+
+
+@pytest.fixture
+def module_exercise():
+    REGISTRY[MODULE_EXERCISE.name] = MODULE_EXERCISE
+    yield
+    del REGISTRY[MODULE_EXERCISE.name]
+
+
+def test_adapt_turns_class_answers_reference_and_mistakes_into_functions(module_exercise):
+    class Written(torch.nn.Module):  # another right answer, written differently
+        def __init__(self, size):
+            super().__init__()
+            self.factor = torch.nn.Parameter(torch.zeros(size))
+
+        def forward(self, x):
+            return torch.mul(self.factor, x)
+
+    assert verify(MODULE_EXERCISE.name, Written) == 1
+    with pytest.raises(CheckError, match="you added the factor") as info:
+        verify(MODULE_EXERCISE.name, _AddInstead)
+    assert info.value.mistake == "added"
+
+    class Stub(torch.nn.Module):
+        def __init__(self, size):
+            super().__init__()
+            raise NotImplementedError()
+
+    with pytest.raises(NotImplementedYet):
+        verify(MODULE_EXERCISE.name, Stub)
+    with pytest.raises(CheckError, match=r"largest difference"):
+        verify(MODULE_EXERCISE.name, type("Doubled", (_Scale,), {"forward": lambda s, x: 2 * x}))
