@@ -134,6 +134,19 @@ def changed_slots(
     return diff.amax(dim=(0, -1)) > atol
 
 
+def slot_tokens(split: SplitFn, T: int, d_model: int) -> torch.Tensor:
+    """Which token fills each (head, slot) after `split` ([B, T, d] → [B, h, T, d_h]), [h, T].
+
+    Splits a tensor in which every feature of token t holds the number t. ValueError if a slot
+    mixes the features of several tokens.
+    """
+    ids = torch.arange(T, dtype=torch.float32)[None, :, None].expand(1, T, d_model).contiguous()
+    slots = split(ids)[0]  # [h, T, d_h]
+    if not (slots == slots[..., :1]).all():
+        raise ValueError("a slot of this split holds features of several tokens")
+    return slots[..., 0].long()
+
+
 def multi_head_by_loop(attn: CausalSelfAttention, x: torch.Tensor) -> torch.Tensor:
     """The same layer as h separate attentions, each with its own slice of W_Q, W_K, W_V.
 

@@ -19,6 +19,7 @@ from gptlib.lessons.experiments.multihead import (
     multi_head_steps,
     positions_reading_their_target,
     scramble_head_split,
+    slot_tokens,
     split_heads_without_transpose,
     to_torch_multihead,
 )
@@ -100,6 +101,16 @@ def test_wrong_split_lets_the_last_token_reach_earlier_outputs(attn, x):
 def _token_of_slot(head: int, slot: int, T: int, h: int) -> int:
     """Under view(B, h, T, d_h), head `head`'s slot `slot` holds features of this token."""
     return (head * T + slot) // h
+
+
+def test_slot_tokens_name_the_token_in_each_slot(attn):
+    T, d, h = 8, 16, 4
+    assert torch.equal(slot_tokens(attn.split_heads, T, d), torch.arange(T).repeat(h, 1))
+    wrong = slot_tokens(lambda t: split_heads_without_transpose(t, h), T, d)
+    expected = torch.tensor([[_token_of_slot(i, s, T, h) for s in range(T)] for i in range(h)])
+    assert torch.equal(wrong, expected)
+    with pytest.raises(ValueError, match="several tokens"):
+        slot_tokens(lambda t: t.reshape(1, 2, T // 4, 2 * d), T, d)  # slots of two tokens
 
 
 def test_scrambled_layer_is_the_wrong_split_and_reads_exactly_the_predicted_targets(attn, x):
