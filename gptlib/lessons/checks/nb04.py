@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from gptlib.attention import CausalSelfAttention, causal_mask
-from gptlib.lessons.checks.core import Exercise, Mistake, register
+from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, register
 
 # --- shared pieces: the reference and each catalogued wrong way of reshaping -----------------
 
@@ -174,7 +174,10 @@ def run_module(module_class: type) -> Callable[..., torch.Tensor]:
         d_model: int, n_heads: int, weights: dict[str, torch.Tensor], x: torch.Tensor
     ) -> torch.Tensor:
         module = module_class(d_model, n_heads)
-        load_weights(module, weights)
+        try:
+            load_weights(module, weights)
+        except ValueError as error:
+            raise CheckError("attention-module", str(error)) from None
         with torch.no_grad():
             return module.eval()(x)
 

@@ -151,7 +151,8 @@ def test_the_written_out_layer_equals_gptlibs_with_the_same_weights():
 def test_the_module_check_names_the_parameters_it_expected():
     with pytest.raises(
         CheckError,
-        match=r"raised ValueError: .*qkv.weight \[36, 12\].*"
+        match=r"^attention-module: the module's parameters should be exactly "
+        r".*qkv.weight \[36, 12\].*"
         r"missing \['proj.bias', 'proj.weight', 'qkv.bias', 'qkv.weight'\], "
         r"unexpected \['c_attn.bias'",
     ):
