@@ -32,6 +32,17 @@ def line(name: str) -> str:
     return rf"(?<!\w){re.escape(name)} = {NUMBER}"
 
 
+def choice_prediction(cell: str, choice: str, reveal: str) -> tuple[Interaction, ...]:
+    """The rows of one `Prediction(kind="choice")`: click `choice` in the cell whose source
+    contains `cell`, commit it, and run the `reveal` cell again, which must now show it."""
+    committed = r"your prediction = [^\n]*"
+    return (
+        Interaction(choice, "toggle", "click", committed, cell=cell),
+        Interaction("commit", "button", "click", r"\((?:not )?committed\)", cell=cell),
+        Interaction(reveal, RUN_CELL, "run", committed),
+    )
+
+
 def prediction(cell: str, guess: str, reveal: str) -> tuple[Interaction, ...]:
     """The rows of one `Prediction`: type `guess` (larger than the default 0) into the box of the
     cell whose source contains `cell`, commit it, and run the `reveal` cell again, whose output
@@ -130,7 +141,15 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction(
                 "perturb token", "slider", "Home", line("earliest changed position"), "decreases"
             ),
+            *choice_prediction(
+                "guess_moved = Prediction(", "all 25 positions", "guess_moved.reveal("
+            ),
+            *choice_prediction("guess_floor = Prediction(", "stays above", "guess_floor.reveal("),
         ),
+        ignored={
+            choice: "the other choices of a prediction: one click per prediction proves them"
+            for choice in ("none", "positions 0–9 only", "positions 10–24 only", "falls below")
+        },
     ),
     "04_multi_head_attention": NotebookSpec(
         "04_*.ipynb",
@@ -139,6 +158,7 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("n_heads", "slider", "End", line("d_head"), "decreases"),
             Interaction("n_heads", "slider", "Home", line("n_heads"), "decreases"),
             Interaction("n_heads", "slider", "ArrowRight", IMAGE),
+            *prediction("guess_flops = Prediction(", "16", "guess_flops.reveal("),
         ),
     ),
     "06_norm_placement": NotebookSpec(
