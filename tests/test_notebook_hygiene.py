@@ -72,3 +72,52 @@ def test_solution_markers_only_in_nbgrader_solution_cells(path):
                 f"{path.name} cell {i}: solution markers in a cell nbgrader does not treat "
                 "as a solution cell"
             )
+
+
+def _code_cells(path: Path) -> list[dict]:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _shows_a_widget(cell: dict) -> bool:
+    return any(
+        "application/vnd.jupyter.widget-view+json" in out.get("data", {}) for out in cell["outputs"]
+    )
+
+
+# Cells whose output varies by nature and holds no result to assert: versions, the machine,
+# timings. Anything else that nbval does not compare must check its numbers itself.
+MACHINE_DEPENDENT = re.compile(r"__version__|pick_device|get_num_threads|perf_counter|time_calls")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_cells_nbval_ignores_assert_what_they_show(path):
+    """The nbval policy (docs/maintainers.md): an ignored output is checked by the cell itself."""
+    for cell in _code_cells(path):
+        source = "".join(cell["source"])
+        if not source.startswith("# NBVAL_IGNORE_OUTPUT"):
+            assert "NBVAL_IGNORE_OUTPUT" not in source, (
+                f"{path.name}: put # NBVAL_IGNORE_OUTPUT on the cell's first line:\n{source[:200]}"
+            )
+            continue
+        if _shows_a_widget(cell) or MACHINE_DEPENDENT.search(source):
+            continue
+        assert re.search(r"^\s*(assert |torch\.testing\.assert_close)", source, re.M), (
+            f"{path.name}: a cell whose output nbval ignores must assert what it shows "
+            f"(docs/maintainers.md):\n{source[:300]}"
+        )
+
+
+LESSONS = [p for p in NOTEBOOKS if "01" <= p.name[:2] <= "09"]
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_lessons_end_with_takeaways_and_keep_answers_out_of_sight(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    takeaways = [m for m in markdown if m.lstrip().startswith("## Takeaways")]
+    assert len(takeaways) == 1, f"{path.name}: one '## Takeaways' section"
+    bullets = re.findall(r"^[-*] ", takeaways[0], re.M)
+    assert 3 <= len(bullets) <= 5, f"{path.name}: 3–5 takeaways, found {len(bullets)}"
+    for text in markdown:  # answers live in gptlib.lessons.answers and show folded
+        assert "<details>" not in text, f"{path.name}: an answer typed into markdown"
