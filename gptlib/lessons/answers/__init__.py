@@ -21,9 +21,9 @@ import html
 import re
 import string
 
-from gptlib.lessons.answers import nb01, nb02, nb03, nb04
+from gptlib.lessons.answers import nb01, nb02, nb03, nb04, nb07
 
-NOTEBOOK_MODULES = (nb01, nb02, nb03, nb04)
+NOTEBOOK_MODULES = (nb01, nb02, nb03, nb04, nb07)
 ANSWERS: dict[str, str] = {key: text for m in NOTEBOOK_MODULES for key, text in m.ANSWERS.items()}
 KEY = re.compile(r"\d\d\.[a-z0-9]+(?:-[a-z0-9]+)*")
 
