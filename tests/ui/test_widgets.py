@@ -172,6 +172,12 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("depth", "slider", "Home", line("depth"), "decreases"),
         ),
     ),
+    "07_build_the_gpt": NotebookSpec(
+        "07_build_the_gpt.ipynb",
+        # The memorisation run's prediction: type a loss, commit, reveal it next to the measured.
+        prediction("guess_loss = Prediction(", "0.15", "guess_loss.reveal("),
+        run_timeout_s=300.0,
+    ),
     "07_gpt": NotebookSpec(
         "07_*.ipynb",
         (
