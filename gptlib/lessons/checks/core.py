@@ -4,8 +4,9 @@ Each notebook's exercises are registered in `gptlib.lessons.checks.nbNN`.
 `verify` runs the student's function on seeded inputs and tests, in order: that it is
 implemented, that it returns the right shape with finite values, the properties that need no
 reference (rows sum to 1, causality, ...), and finally agreement with the reference. On any
-failure it tries the catalogue of known mistakes and, when one reproduces the student's output,
-raises with that mistake's message and name instead of a bare "wrong". The notebooks call
+failure it tries the catalogue of known mistakes and, when one reproduces the student's output
+(or the error it raised), raises with that mistake's message and name instead of a bare "wrong".
+An exercise whose answer is a class says how to run it (`Exercise.adapt`). The notebooks call
 `check` (in `in_notebook`), which reports instead of raising.
 """
 
@@ -138,6 +139,18 @@ def _matching_mistake(exercise: Exercise, got: Any, args: tuple) -> Mistake | No
     return None
 
 
+def _mistake_raising(exercise: Exercise, error: Exception, args: tuple) -> Mistake | None:
+    """The first catalogued mistake that raises the same error (type and message) on `args`:
+    some mistakes show as an error, such as reading past the positions a model knows."""
+    for mistake in exercise.mistakes:
+        try:
+            exercise.as_function(mistake.implementation)(*_fresh(args))
+        except Exception as exc:
+            if type(exc) is type(error) and str(exc) == str(error):
+                return mistake
+    return None
+
+
 def _fail(exercise: Exercise, got: Any, args: tuple, what: str) -> None:
     mistake = _matching_mistake(exercise, got, args)
     if mistake is not None:
@@ -171,6 +184,9 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
         except CheckError:  # `adapt` found a structural mistake and said which
             raise
         except Exception as exc:
+            mistake = _mistake_raising(exercise, exc, args)
+            if mistake is not None:
+                raise CheckError(name, mistake.message, mistake.name) from exc
             raise CheckError(name, f"your function raised {type(exc).__name__}: {exc}") from exc
         expected = reference(*_fresh(args))
         problem = shape_problem(got, expected, exercise.returns)
@@ -191,5 +207,16 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
 
 
 def _fresh(args: tuple) -> tuple:
-    """Copies of tensor arguments, so a function that writes into its inputs harms no later call."""
-    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+    """Copies of tensor arguments, so a function that writes into its inputs harms no later call,
+    and of random generators, so that every call draws the same numbers."""
+    return tuple(_fresh_copy(a) for a in args)
+
+
+def _fresh_copy(arg: Any) -> Any:
+    if isinstance(arg, torch.Tensor):
+        return arg.clone()
+    if isinstance(arg, torch.Generator):
+        copy = torch.Generator(device=arg.device)
+        copy.set_state(arg.get_state())
+        return copy
+    return arg

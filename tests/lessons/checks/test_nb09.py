@@ -1,4 +1,4 @@
-"""Notebook 08's exercises: right answers written in other ways and other number types pass."""
+"""Notebook 09's exercises: right answers written in other ways and other number types pass."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Exercises of notebook 08 (cost accounting): a GPT block's parameters, a run's GPU-hours."""
+"""Exercises of notebook 09 (cost accounting): a GPT block's parameters, a run's GPU-hours."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _is_whole_number(out: object, d_model: int) -> str | None:
 register(
     Exercise(
         name="gpt-block-parameters",
-        notebook="08_cost_accounting",
+        notebook="09_cost_accounting",
         reference=_block_parameters,
         make_inputs=lambda g: [(64,), (128,), (768,)],
         properties=(Property("a whole number", _is_whole_number),),
@@ -84,7 +84,7 @@ def _positive(out: object, *args: float) -> str | None:
 register(
     Exercise(
         name="training-gpu-hours",
-        notebook="08_cost_accounting",
+        notebook="09_cost_accounting",
         reference=_training_gpu_hours,
         make_inputs=lambda g: [
             (6_738_415_616, 2e12, 312e12, 0.4),
