@@ -1,13 +1,17 @@
 """gptlib: the small, tested library behind the Transformer notebooks.
 
-Modules follow the notebooks: attention (02–04), embeddings (01), blocks (05–06),
-model and sampling (07), device helpers (00).
+The model wing, in the order the notebooks build it: `embeddings` (01), `attention` (02–04),
+`blocks` (05–06), `model` with generation (07), then `data`, `train` and `checkpoint` (08) and
+the command line (`python -m gptlib`); `hooks` looks inside a model, `device` picks where it
+runs. The lesson wing, `gptlib.lessons`, holds the notebooks' experiments, figures, widgets,
+exercise checks and answers; it imports the model, never the other way round.
 """
 
 from gptlib.attention import CausalSelfAttention, KVCache, causal_mask, scaled_dot_product_attention
 from gptlib.blocks import MLP, Block, LayerNorm, layer_norm
 from gptlib.device import pick_device, seed_everything
 from gptlib.embeddings import PositionalEmbedding, sinusoidal_positions
+from gptlib.hooks import attention_weights, capture_inputs, capture_outputs, evaluating
 from gptlib.model import GPT, GPTConfig
 from gptlib.sampling import next_token_probs, sample_next
 
@@ -22,7 +26,11 @@ __all__ = [
     "KVCache",
     "LayerNorm",
     "PositionalEmbedding",
+    "attention_weights",
+    "capture_inputs",
+    "capture_outputs",
     "causal_mask",
+    "evaluating",
     "layer_norm",
     "next_token_probs",
     "pick_device",

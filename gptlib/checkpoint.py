@@ -36,7 +36,7 @@ _RENAMED_IN_V2 = {"head.weight": "lm_head.weight"}
 _ZIP_MAGIC = b"PK\x03\x04"
 _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."
 _PICKLE_PROTOCOLS = (b"\x02", b"\x03", b"\x04", b"\x05")
-_UNSAFE_OBJECT = re.compile(r"Unsupported (global|class)[^.\n]*")
+_UNSAFE_OBJECT = re.compile(r"Unsupported (?:global|class)\W+(?:GLOBAL )?([\w.]+)")
 
 
 @dataclass
@@ -272,7 +272,7 @@ def _unreadable(path: Path, head: bytes, exc: Exception) -> ValueError:
     if unsafe:
         return ValueError(
             f"{path} contains Python objects other than tensors and plain data "
-            f"({unsafe.group(0)}), so it was not loaded: unpickling such objects can run "
+            f"(it names {unsafe.group(1)}), so it was not loaded: unpickling such objects can run "
             "arbitrary code. gptlib checkpoints never contain them; only load this file with "
             "weights_only=False if you trust its source"
         )

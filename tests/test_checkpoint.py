@@ -2,6 +2,7 @@
 foreign or cut files."""
 
 import builtins
+import fractions
 import os
 import pickle
 import random
@@ -146,7 +147,8 @@ class _Payload:
 def test_unsafe_pickle_is_refused_without_running_it(tmp_path):
     path = tmp_path / "evil.pt"
     torch.save({"format": "gptlib-checkpoint", "model": _Payload()}, path)
-    with pytest.raises(ValueError, match="Python objects other than tensors.*arbitrary code"):
+    unsafe = r"other than tensors and plain data \(it names exec\).*arbitrary code"
+    with pytest.raises(ValueError, match=unsafe):
         load_checkpoint(path)
     assert not hasattr(builtins, "GPTLIB_PWNED")
 
@@ -289,3 +291,10 @@ def test_a_checkpoint_gets_the_permissions_the_umask_gives(tmp_path, umask, mode
     finally:
         os.umask(before)
     assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+def test_an_unsafe_class_is_named_in_full(tmp_path):
+    path = tmp_path / "fraction.pt"
+    torch.save({"format": "gptlib-checkpoint", "model": fractions.Fraction(1, 3)}, path)
+    with pytest.raises(ValueError, match=r"\(it names fractions\.Fraction\)"):
+        load_checkpoint(path)

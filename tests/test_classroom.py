@@ -478,3 +478,41 @@ def test_bad_input_is_explained(tmp_path):
     (tmp_path / "source" / "01_a").mkdir(parents=True)
     with pytest.raises(ValueError, match=r"02_b.ipynb is not a released notebook .*01_a"):
         classroom.autograde([("ann", tmp_path / "02_b.ipynb")], tmp_path)
+
+
+CAPSTONE = ROOT / "notebooks" / "07_build_the_gpt.ipynb"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CAPSTONE.exists(), reason="notebook 07_build_the_gpt is not in this tree")
+def test_autograde_the_capstone_right_and_with_a_model_missing_its_final_norm(tmp_path, kernel_env):
+    """Notebook 07's capstone, graded as handed in: Ada's Block, GPT and generate are right, so
+    all points; Ben's GPT (two points) reads the logits out without the final LayerNorm, the
+    catalogued mistake, so he loses those two points only, with its message."""
+    course_dir = tmp_path / "course"
+    classroom.release([CAPSTONE], course_dir)
+    source = nbformat.read(CAPSTONE, as_version=4)
+    exercises = {ex.exercise: ex for ex in exercise_cells(source)}
+    assert set(exercises) == {"gpt-block", "gpt", "generate"}
+    right = copy.deepcopy(_released(course_dir, CAPSTONE))
+    for ex in exercises.values():
+        right.cells[ex.solution].source = source.cells[ex.solution].source
+    wrong = copy.deepcopy(right)
+    capstone = wrong.cells[exercises["gpt"].solution]
+    readout = "logits = self.lm_head(self.ln_f(x))"
+    assert capstone.source.count(readout) == 1
+    capstone.source = capstone.source.replace(readout, "logits = self.lm_head(x)")
+    for name, nb in (("ada", right), ("ben", wrong)):
+        (tmp_path / name).mkdir()
+        nbformat.write(nb, tmp_path / name / CAPSTONE.name)
+
+    ada, ben = classroom.autograde(classroom.find_submissions([tmp_path / "ada", tmp_path / "ben"]),
+                                   course_dir)  # fmt: skip
+
+    points = {ex.exercise: _nbgrader(source.cells[ex.check])["points"] for ex in exercises.values()}
+    assert points == {"gpt-block": 1, "gpt": 2, "generate": 1}
+    assert (ada.score, ada.max_score, ada.failures) == (4, 4, ())
+    mistake = next(m for m in REGISTRY["gpt"].mistakes if m.name == "no-final-layernorm")
+    message = " ".join(mistake.message.split())
+    assert (ben.score, ben.max_score) == (2, 4)
+    assert ben.failures == (f"nb07-gpt-check: gpt: {message} (misconception: no-final-layernorm)",)

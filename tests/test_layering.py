@@ -18,7 +18,7 @@ ALLOWED = {
     "experiments": {"experiments"},
     "viz": {"experiments", "viz"},
     "widgets": {"experiments", "viz", "widgets"},
-    "checks": {"checks"},
+    "checks": {"checks", "experiments"},
     "answers": {"answers"},
 }
 

@@ -54,7 +54,7 @@ def test_an_unknown_key_names_the_close_ones():
 
 def test_missing_and_unused_values_are_named():
     with pytest.raises(ValueError, match=r"missing \['n_orderings'\], not used \['gaps'\]"):
-        answer("01.set-of-tokens", gap=0.0, gaps=0.0)
+        answer("01.set-of-tokens", gap=0.0, one_layer=0.0, two_layers=0.5, gaps=0.0)
 
 
 def test_placeholders_are_plain_names():

@@ -31,7 +31,7 @@ SCREENSHOTS = (
     ("02_", ".course-launch", "site__02_top"),
     ("02_", "details.hide", "site__02_exercise"),
     ("03_", ".cell_output img", "site__03_figure"),
-    ("08_", ".course-widget", "site__08_widget"),
+    ("09_", ".course-widget", "site__09_widget"),
 )
 
 # Sphinx wraps each piece of math in span.math / div.math (with "notranslate"); MathJax 3 puts

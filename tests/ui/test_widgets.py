@@ -32,6 +32,17 @@ def line(name: str) -> str:
     return rf"(?<!\w){re.escape(name)} = {NUMBER}"
 
 
+def choice_prediction(cell: str, choice: str, reveal: str) -> tuple[Interaction, ...]:
+    """The rows of one `Prediction(kind="choice")`: click `choice` in the cell whose source
+    contains `cell`, commit it, and run the `reveal` cell again, which must now show it."""
+    committed = r"your prediction = [^\n]*"
+    return (
+        Interaction(choice, "toggle", "click", committed, cell=cell),
+        Interaction("commit", "button", "click", r"\((?:not )?committed\)", cell=cell),
+        Interaction(reveal, RUN_CELL, "run", committed),
+    )
+
+
 def prediction(cell: str, guess: str, reveal: str) -> tuple[Interaction, ...]:
     """The rows of one `Prediction`: type `guess` (larger than the default 0) into the box of the
     cell whose source contains `cell`, commit it, and run the `reveal` cell again, whose output
@@ -44,6 +55,11 @@ def prediction(cell: str, guess: str, reveal: str) -> tuple[Interaction, ...]:
 
 
 ATTENTION_FLOPS = line("attention FLOPs per token (4·L·T·d)")
+KV_CACHE = line("KV cache (one sequence of T tokens, bf16)")
+# A choice prediction (notebooks 01, 02): its status line, and its commit state.
+PREDICTION = r"your prediction = [^\n]*"
+COMMITTED = r"\((?:not )?committed\)"
+OTHER_CHOICE = "another choice of a prediction whose row clicks one choice"
 
 SPECS: dict[str, NotebookSpec] = {
     "00_start_here": NotebookSpec(
@@ -53,6 +69,7 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("vocab size", "slider", "ArrowRight", line("embeddings"), "increases"),
             Interaction("vocab size", "slider", "End", line("total"), "increases"),
             Interaction("vocab size", "slider", "Home", line("total"), "decreases"),
+            *prediction("guess_per_char = Prediction(", "300", "guess_per_char.reveal("),
         ),
     ),
     "01_embeddings_positions": NotebookSpec(
@@ -62,7 +79,25 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("d_model", "slider", "End", line("longest wavelength"), "increases"),
             Interaction("base", "slider", "Home", line("longest wavelength"), "decreases"),
             Interaction("length", "slider", "End", IMAGE),
+            # Two choice predictions: pick one choice, commit, run the reveal again.
+            Interaction(
+                "none of them", "toggle", "click", PREDICTION, cell="guess_shuffle = Prediction("
+            ),
+            Interaction("commit", "button", "click", COMMITTED, cell="guess_shuffle = Prediction("),
+            Interaction("guess_shuffle.reveal(", RUN_CELL, "run", PREDICTION),
+            Interaction(
+                "it changes", "toggle", "click", PREDICTION, cell="guess_two_layers = Prediction("
+            ),
+            Interaction(
+                "commit", "button", "click", COMMITTED, cell="guess_two_layers = Prediction("
+            ),
+            Interaction("guess_two_layers.reveal(", RUN_CELL, "run", PREDICTION),
         ),
+        ignored={
+            "only the tokens that moved": OTHER_CHOICE,
+            "all of them": OTHER_CHOICE,
+            "it stays the same": OTHER_CHOICE,
+        },
     ),
     "02_attention": NotebookSpec(
         "02_*.ipynb",
@@ -74,7 +109,24 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("unscaled", "toggle", "click", line("max weight"), "increases"),
             Interaction("d_k", "slider", "Home", line("max weight"), "decreases"),
             *prediction("guess_spread = Prediction(", "11", "guess_spread.reveal("),
+            *prediction("guess_max_weight = Prediction(", "0.5", "guess_max_weight.reveal("),
+            Interaction(
+                "only the scaled one",
+                "toggle",
+                "click",
+                PREDICTION,
+                cell="guess_training = Prediction(",
+            ),
+            Interaction(
+                "commit", "button", "click", COMMITTED, cell="guess_training = Prediction("
+            ),
+            Interaction("guess_training.reveal(", RUN_CELL, "run", PREDICTION),
         ),
+        ignored={
+            "both": OTHER_CHOICE,
+            "only the unscaled one": OTHER_CHOICE,
+            "neither": OTHER_CHOICE,
+        },
     ),
     "03_causal_mask": NotebookSpec(
         "03_*.ipynb",
@@ -89,7 +141,15 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction(
                 "perturb token", "slider", "Home", line("earliest changed position"), "decreases"
             ),
+            *choice_prediction(
+                "guess_moved = Prediction(", "all 25 positions", "guess_moved.reveal("
+            ),
+            *choice_prediction("guess_floor = Prediction(", "stays above", "guess_floor.reveal("),
         ),
+        ignored={
+            choice: "the other choices of a prediction: one click per prediction proves them"
+            for choice in ("none", "positions 0–9 only", "positions 10–24 only", "falls below")
+        },
     ),
     "04_multi_head_attention": NotebookSpec(
         "04_*.ipynb",
@@ -98,7 +158,12 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("n_heads", "slider", "End", line("d_head"), "decreases"),
             Interaction("n_heads", "slider", "Home", line("n_heads"), "decreases"),
             Interaction("n_heads", "slider", "ArrowRight", IMAGE),
+            *prediction("guess_flops = Prediction(", "16", "guess_flops.reveal("),
         ),
+    ),
+    "05_feed_forward_and_residuals": NotebookSpec(
+        "05_*.ipynb",
+        (*prediction("guess_orders = Prediction(", "100", "guess_orders.reveal("),),
     ),
     "06_norm_placement": NotebookSpec(
         "06_*.ipynb",
@@ -109,7 +174,17 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("Post-LN", "toggle", "click", IMAGE),
             Interaction("both", "toggle", "click", IMAGE),
             Interaction("depth", "slider", "Home", line("depth"), "decreases"),
+            # The prediction before the learning-rate grid.
+            *choice_prediction("guess_post_ln = Prediction(", "stalls", "guess_post_ln.reveal("),
         ),
+        ignored={"trains": OTHER_CHOICE, "diverges": OTHER_CHOICE},
+        run_timeout_s=400.0,
+    ),
+    "07_build_the_gpt": NotebookSpec(
+        "07_build_the_gpt.ipynb",
+        # The memorisation run's prediction: type a loss, commit, reveal it next to the measured.
+        prediction("guess_loss = Prediction(", "0.15", "guess_loss.reveal("),
+        run_timeout_s=300.0,
     ),
     "08_train_and_sample": NotebookSpec(
         "08_train_and_sample.ipynb",
@@ -146,12 +221,14 @@ SPECS: dict[str, NotebookSpec] = {
         },
         run_timeout_s=600.0,
     ),
-    "08_cost_accounting": NotebookSpec(
-        "08_*.ipynb",
+    "09_cost_accounting": NotebookSpec(
+        "09_*.ipynb",
         (
-            # From Llama 2 7B; the heads slider offers only divisors of d.
+            # From Llama 2 7B; the heads slider offers only divisors of d, the key/value heads
+            # slider divisors of h.
             Interaction("layers L", "slider", "End", line("total training FLOPs"), "increases"),
             Interaction("layers L", "slider", "Home", line("parameters N"), "decreases"),
+            Interaction("key/value heads", "slider", "Home", KV_CACHE, "decreases"),
             Interaction("heads h", "slider", "End", line("head size d_h"), "decreases"),
             Interaction("width d", "slider", "End", line("parameters N"), "increases"),
             Interaction("vocabulary V", "slider", "Home", line("parameters N"), "decreases"),
@@ -161,8 +238,13 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("peak TFLOP/s", "slider", "End", line("accelerator-hours"), "decreases"),
             Interaction("MFU", "slider", "Home", line("accelerator-hours"), "increases"),
             Interaction("preset", "dropdown", "GPT-3 175B", line("parameters N"), "increases"),
+            # Predict, then reveal: the FFN's share of a block, the estimate's miss.
+            *prediction("guess_ffn = Prediction(", "60", "guess_ffn.reveal("),
+            *prediction("guess_hours = Prediction(", "5", "guess_hours.reveal("),
         ),
     ),
+    # The appendix builds every explorer to time it but shows none: it must run without errors.
+    "10_appendix": NotebookSpec("10_*.ipynb", (), run_timeout_s=240.0),
 }
 
 

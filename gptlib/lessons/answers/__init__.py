@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import difflib
 import html
+import importlib
+import pkgutil
 import re
 import string
 
-from gptlib.lessons.answers import nb01, nb02, nb03, nb04, nb08
-
-NOTEBOOK_MODULES = (nb01, nb02, nb03, nb04, nb08)
+# Every module nbNN of this package holds one notebook's answers; they are found here.
+NOTEBOOK_MODULES = tuple(
+    importlib.import_module(f"{__name__}.{m.name}")
+    for m in pkgutil.iter_modules(__path__)
+    if re.fullmatch(r"nb\d\d", m.name)
+)
 ANSWERS: dict[str, str] = {key: text for m in NOTEBOOK_MODULES for key, text in m.ANSWERS.items()}
 KEY = re.compile(r"\d\d\.[a-z0-9]+(?:-[a-z0-9]+)*")
 

@@ -20,4 +20,30 @@ ANSWERS = {
         {grad_norm_first:.3f} at d_k = 1 to {grad_norm_last:.3f} at d_k = 1024; scaled, it
         stayed at {grad_norm_scaled:.3f}.
     """,
+    "02.saturation-curves": """
+        Unscaled, the scores spread with std √d_k (measured {std_1:.2f} at d_k = 1, {std_1024:.1f}
+        at d_k = 1024). The softmax turns score differences into weight ratios, e^Δ, so as the
+        spread grows the top score of a row pulls ahead of the others by more and more: the
+        mean max weight climbs from {max_weight_1:.3f} towards 1 ({max_weight_1024:.3f} at
+        1024) and the entropy falls towards 0 ({entropy_1024:.3f} nats). The gradient through
+        the softmax is (diag(p) − p pᵀ) g, which vanishes as p becomes one-hot: after a peak of
+        {grad_peak:.3f} at small widths it falls to {grad_1024:.3f}.
+
+        Scaled, every width hands the softmax scores with the same spread, std 1 (the table of
+        section 5), so the rows look alike whatever d_k: the mean max weight stays between
+        {scaled_low:.3f} and {scaled_high:.3f}, the entropy and the gradient stay level too.
+    """,
+    "02.training-stall": """
+        At the first step the unscaled scores spread with std {score_std:.1f}, so each query's
+        softmax is nearly one-hot (mean max weight {max_weight:.2f}) on a pair chosen by the
+        random initial weights, not by the query: the mean weight on the queried pair was
+        {answer_weight:.3f}, about 1/{n_pairs}. The head reads a pair unrelated to the query,
+        its output says little about the answer, and the loss sits near guessing, ln
+        {n_values} = {chance:.2f} nats.
+
+        It stays there because the saturated softmax passes little gradient: ‖∂L/∂z‖ was
+        {grad_ratio:.2f} times the scaled head's, and the gradient on the queried pair's score,
+        proportional to that pair's small weight, {answer_ratio:.2f} times. Training gets
+        almost no push towards the right pair: learning stalls.
+    """,
 }

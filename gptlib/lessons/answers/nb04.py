@@ -11,10 +11,6 @@ ANSWERS = {
         At h = 8 the FLOPs are the same ({flops_8:,}), but there are twice as many entries
         ({entries_8:,}) to softmax and store.
     """,
-    "04.split-without-transpose": """
-        Tokens {tokens_in_head_0}: head 0 takes the first T·d_h = {first_numbers} numbers of
-        each sequence, all 128 features of the first T/h tokens, and nothing of the others.
-    """,
     "04.scale-per-head": """
         Each head's dot product sums only d_h products, so at initialisation its variance is d_h
         (notebook 02), not d. Dividing by √d = {sqrt_d:.1f} instead of √d_h = {sqrt_d_head:.2f}
@@ -23,7 +19,30 @@ ANSWERS = {
     """,
     "04.torch-mask": """
         Torch reads True as blocked, so each query may see only its future, and the last query,
-        which has none, outputs NaN: section 5 found NaN at positions {nan_rows}. Pass
+        which has none, outputs NaN: section 7 found NaN at positions {nan_rows}. Pass
         ~causal_mask(T).
+    """,
+    "04.slot-plot": """
+        view(B, h, T, d_h) reads each sequence's numbers in memory order, token after token, and
+        deals them out T·d_h = {per_head} at a time. Head 0 takes the first {per_head}: all
+        d = {d} features of the first {tokens_per_head} tokens, {slots_per_token} slots of d_h
+        per token. So token 0 fills slots 0 to 3 of head 0, token 1 fills slots
+        {token_slots}, and no other head holds any of token 1.
+
+        The mask lets slot t read slots 0..t of its own head, and output position t takes slot t
+        of every head. Position 1 therefore draws on these tokens, head by head: {readable}.
+        Token 2 among them is the very token position 1 is trained to predict, and tokens 4 and
+        6 lie further in its future; its own token 1 is not among them at all (it reaches
+        position 1 only through the residual stream). In this 8-position layer the positions
+        that can read their own target are {leaking}; in the 32-position windows of section 5,
+        the trained model's loss was near zero at such positions: it copied.
+    """,
+    "04.null-result": """
+        No. The four models differ by {spread:.2f} nats per character (best {best:.2f}, worst
+        {worst:.2f}): on this toy grammar, with one layer of width 32 and 200 steps, extra heads
+        buy nothing we can measure. That is a finding about this task and size, not about
+        heads. The chapter's argument concerns a position that must gather several different
+        things at once through one layer; notebook 08 builds a task of that kind and finds
+        several heads beating one at the same width.
     """,
 }

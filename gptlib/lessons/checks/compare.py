@@ -61,6 +61,8 @@ def _item(i: int, names: Sequence[str]) -> str:
 
 def shape_problem(got: Any, expected: Any, names: Sequence[str] = ()) -> str | None:
     """What is structurally wrong (type, shape, NaN), or None; `names` name a tuple's items."""
+    if expected is None:  # an item the reference leaves empty, such as a loss without targets
+        return None if got is None else f"it should return None, but returned {describe(got)}"
     if got is None:
         return "it returned None: did you forget the `return` statement?"
     if isinstance(expected, tuple | list):

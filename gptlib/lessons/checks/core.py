@@ -4,8 +4,9 @@ Each notebook's exercises are registered in `gptlib.lessons.checks.nbNN`.
 `verify` runs the student's function on seeded inputs and tests, in order: that it is
 implemented, that it returns the right shape with finite values, the properties that need no
 reference (rows sum to 1, causality, ...), and finally agreement with the reference. On any
-failure it tries the catalogue of known mistakes and, when one reproduces the student's output,
-raises with that mistake's message and name instead of a bare "wrong". The notebooks call
+failure it tries the catalogue of known mistakes and, when one reproduces the student's output
+(or the error it raised), raises with that mistake's message and name instead of a bare "wrong".
+An exercise whose answer is a class says how to run it (`Exercise.adapt`). The notebooks call
 `check` (in `in_notebook`), which reports instead of raising.
 """
 
@@ -78,6 +79,12 @@ class Exercise:
     called on each. `atol`/`rtol` set how close to the reference an answer must be. `returns`
     names the items of a tuple the function returns (for messages). `stand_in` replaces the
     student's answer in the notebook while it is not right yet (default: the reference).
+
+    `adapt` is for answers that are not functions of the inputs, such as an `nn.Module` class:
+    `adapt(answer)` returns the function of the inputs to test (build the module, copy in known
+    weights, run it). It is applied alike to the student's answer, the reference and every
+    catalogued mistake, so all of them are written as classes. It may raise `CheckError` to
+    report a structural mistake (a missing layer, a wrong shape) in its own words.
     """
 
     name: str
@@ -92,9 +99,14 @@ class Exercise:
     hint: str = field(default="")
     returns: tuple[str, ...] = ()
     stand_in: Callable[..., Any] | None = None
+    adapt: Callable[[Any], Callable[..., Any]] | None = None
 
     def inputs(self) -> Sequence[tuple]:
         return self.make_inputs(torch.Generator().manual_seed(self.seed))
+
+    def as_function(self, answer: Any) -> Callable[..., Any]:
+        """The answer as a function of the inputs (through `adapt` when there is one)."""
+        return answer if self.adapt is None else self.adapt(answer)
 
 
 REGISTRY: dict[str, Exercise] = {}
@@ -119,11 +131,23 @@ def exercise_named(name: str) -> Exercise:
 def _matching_mistake(exercise: Exercise, got: Any, args: tuple) -> Mistake | None:
     for mistake in exercise.mistakes:
         try:
-            wrong = mistake.implementation(*_fresh(args))
+            wrong = exercise.as_function(mistake.implementation)(*_fresh(args))
         except Exception:  # a mistake that cannot run on these inputs cannot be the match
             continue
         if outputs_match(got, wrong, exercise.atol, exercise.rtol):
             return mistake
+    return None
+
+
+def _mistake_raising(exercise: Exercise, error: Exception, args: tuple) -> Mistake | None:
+    """The first catalogued mistake that raises the same error (type and message) on `args`:
+    some mistakes show as an error, such as reading past the positions a model knows."""
+    for mistake in exercise.mistakes:
+        try:
+            exercise.as_function(mistake.implementation)(*_fresh(args))
+        except Exception as exc:
+            if type(exc) is type(error) and str(exc) == str(error):
+                return mistake
     return None
 
 
@@ -151,14 +175,20 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
             "Run the cell that defines yours, then run this check again.",
         )
     cases = exercise.inputs()
+    answer, reference = exercise.as_function(student_fn), exercise.as_function(exercise.reference)
     for args in cases:
         try:
-            got = student_fn(*_fresh(args))
+            got = answer(*_fresh(args))
         except NotImplementedError:
             raise NotImplementedYet(name) from None
+        except CheckError:  # `adapt` found a structural mistake and said which
+            raise
         except Exception as exc:
+            mistake = _mistake_raising(exercise, exc, args)
+            if mistake is not None:
+                raise CheckError(name, mistake.message, mistake.name) from exc
             raise CheckError(name, f"your function raised {type(exc).__name__}: {exc}") from exc
-        expected = exercise.reference(*_fresh(args))
+        expected = reference(*_fresh(args))
         problem = shape_problem(got, expected, exercise.returns)
         if problem:
             _fail(exercise, got, args, problem)
@@ -177,5 +207,16 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
 
 
 def _fresh(args: tuple) -> tuple:
-    """Copies of tensor arguments, so a function that writes into its inputs harms no later call."""
-    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+    """Copies of tensor arguments, so a function that writes into its inputs harms no later call,
+    and of random generators, so that every call draws the same numbers."""
+    return tuple(_fresh_copy(a) for a in args)
+
+
+def _fresh_copy(arg: Any) -> Any:
+    if isinstance(arg, torch.Tensor):
+        return arg.clone()
+    if isinstance(arg, torch.Generator):
+        copy = torch.Generator(device=arg.device)
+        copy.set_state(arg.get_state())
+        return copy
+    return arg

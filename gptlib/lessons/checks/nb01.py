@@ -1,6 +1,7 @@
 """Exercise checks of notebook 01 (embeddings and positions).
 
-- `embed`: x = E[idx] + P[:T], token vectors plus position vectors.
+- `embed`: x = E[idx] + P[:T], token vectors plus position vectors: the first line of the
+  GPT's forward in notebook 07, so the result must keep the gradient path to both tables.
 - `sinusoidal-positions`: the original Transformer's fixed position table.
 """
 
@@ -18,19 +19,30 @@ def _embed(idx: torch.Tensor, E: torch.Tensor, P: torch.Tensor) -> torch.Tensor:
 
 def _embed_inputs(g: torch.Generator) -> list[tuple]:
     # V=10 token ids and T_max=12 positions, so a mix-up of the two tables still runs (and is
-    # caught by its values); the second case has more tokens than positions in the table.
+    # caught by its values); the second case has more tokens than positions in the table and
+    # T = T_max. The tables require gradients, as a model's do.
     return [
         (
             torch.randint(0, 10, (2, 5), generator=g),
-            torch.randn(10, 6, generator=g),
-            torch.randn(12, 6, generator=g),
+            torch.randn(10, 6, generator=g).requires_grad_(),
+            torch.randn(12, 6, generator=g).requires_grad_(),
         ),
         (
             torch.randint(0, 50, (3, 8), generator=g),
-            torch.randn(50, 4, generator=g),
-            torch.randn(8, 4, generator=g),
+            torch.randn(50, 4, generator=g).requires_grad_(),
+            torch.randn(8, 4, generator=g).requires_grad_(),
         ),
     ]
+
+
+def _keeps_the_gradient(x: torch.Tensor, idx: torch.Tensor, E: torch.Tensor, P: torch.Tensor):
+    if (E.requires_grad or P.requires_grad) and not x.requires_grad:
+        return (
+            "the result carries no gradient back to E and P (a .detach(), .data, "
+            "torch.no_grad() or a new torch.tensor(...) cuts it), so a model using it could "
+            "never train its tables"
+        )
+    return None
 
 
 register(
@@ -65,7 +77,16 @@ register(
                     [E[idx], P[: idx.shape[1]].expand(idx.shape[0], -1, -1)], dim=-1
                 ),
             ),
+            Mistake(
+                "detached",
+                "the values are right, but the result carries no gradient back to E and P "
+                "(.detach(), .data, torch.no_grad() or a new torch.tensor(...) cuts the path). "
+                "In notebook 07 the model trains both tables through exactly this sum: keep it "
+                "an ordinary tensor expression, E[idx] + P[:T].",
+                lambda idx, E, P: (E[idx] + P[: idx.shape[1]]).detach(),
+            ),
         ),
+        properties=(Property("gradient path", _keeps_the_gradient),),
         hint="E[idx] has shape [B, T, d]; P[:T] has shape [T, d] and broadcasts over the batch.",
     )
 )

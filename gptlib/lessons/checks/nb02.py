@@ -1,7 +1,10 @@
 """Exercise checks of notebook 02 (scaled dot-product attention).
 
-- `softmax-rows`: a numerically stable softmax over the last axis, written out.
-- `attention`: softmax(q kᵀ / √d_k) v, returning (output, weights).
+- `softmax-rows`: a numerically stable softmax over the last axis, written out; its inputs
+  include rows near 1000 and a row whose scores spread over 300, where only the shift by each
+  row's max keeps exp from overflowing.
+- `attention`: softmax(q kᵀ / √d_k) v with an optional boolean mask (True = may attend),
+  returning (output, weights): the attention the GPT of notebook 07 runs, masked causally.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import math
 
 import torch
 
+from gptlib.attention import causal_mask
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
 
 
@@ -68,8 +72,10 @@ register(
         mistakes=(
             Mistake(
                 "no-max-subtraction",
-                "exp(1000) overflows to inf and inf/inf is NaN: subtract each row's max before "
-                "exp (softmax(x) = softmax(x - c) for any constant c in a row).",
+                "the check feeds rows of scores near 1000 and a row spread by more than 100 "
+                "(-100, 0, 100, 200): exp(1000) overflows to inf (float32 overflows above about "
+                "88) and inf/inf is NaN. Subtract each row's max before exp (softmax(x) = "
+                "softmax(x - c) for any constant c in a row), so every exponent is <= 0.",
                 lambda s: s.exp() / s.exp().sum(dim=-1, keepdim=True),
             ),
             Mistake(
@@ -129,19 +135,31 @@ register(
             ),
         ),
         properties=(Property("rows sum to 1", _sums_to_one),),
-        hint="shift by the row max, exponentiate, divide by the row sum (keepdim=True).",
+        hint="shift by the row max, exponentiate, divide by the row sum (keepdim=True). The "
+        "check's rows include scores near 1000 and scores spread by more than 100, where any "
+        "other shift lets exp overflow.",
     )
 )
 
 
-def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
-    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+def _attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights
 
 
 def _attention_inputs(g: torch.Generator) -> list[tuple]:
     # d_k != d_v so that scaling by the wrong width shows; square first (T_q == T_k), where a
-    # transposed score matrix still has the right shape.
+    # transposed score matrix still has the right shape, called without a mask (the default).
+    # Then the causal mask, and a mask that is not causal (each query may see a few keys,
+    # never none), with T_q != T_k: an answer that ignores the mask it is given, or builds
+    # its own triangle, differs there.
+    allowed = torch.rand(3, 6, generator=g) < 0.5
+    allowed[torch.arange(3), torch.randint(0, 6, (3,), generator=g)] = True
     return [
         (
             torch.randn(2, 5, 16, generator=g),
@@ -149,37 +167,57 @@ def _attention_inputs(g: torch.Generator) -> list[tuple]:
             torch.randn(2, 5, 4, generator=g),
         ),
         (
+            torch.randn(2, 5, 16, generator=g),
+            torch.randn(2, 5, 16, generator=g),
+            torch.randn(2, 5, 4, generator=g),
+            causal_mask(5),
+        ),
+        (
             torch.randn(1, 3, 9, generator=g),
             torch.randn(1, 6, 9, generator=g),
             torch.randn(1, 6, 2, generator=g),
+            allowed,
         ),
     ]
 
 
-def _scaled_by(factor):
-    """A wrong attention whose scores are q kᵀ times factor(q, v) instead of 1/√d_k."""
+def _attention_with(scores_of, weights_of=None):
+    """A wrong attention: scores_of(q, k, v, mask) are the softmax's input, and weights_of
+    (default: softmax over the keys) turns them into weights."""
 
-    def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
-        weights = torch.softmax(q @ k.transpose(-2, -1) * factor(q, v), dim=-1)
+    def attention(q, k, v, mask=None):
+        scores = scores_of(q, k, v, mask)
+        weights = torch.softmax(scores, dim=-1) if weights_of is None else weights_of(scores, mask)
         return weights @ v, weights
 
     return attention
 
 
-def _softmax_over_queries(q, k, v):
-    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-2)
-    return weights @ v, weights
+def _masked(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    return scores if mask is None else scores.masked_fill(~mask, float("-inf"))
 
 
-def _keys_times_queries(q, k, v):
-    weights = torch.softmax(k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
-    return weights @ v, weights
+def _scaled_by(factor):
+    """Scores q kᵀ times factor(q, v) instead of 1/√d_k, masked correctly."""
+    return _attention_with(lambda q, k, v, m: _masked(q @ k.transpose(-2, -1) * factor(q, v), m))
 
 
-def _attention_weights_ok(output: tuple, q, k, v) -> str | None:
+def _right_scores(q, k, v, mask):
+    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+
+
+def _attention_weights_ok(output: tuple, q, k, v, mask=None) -> str | None:
     if not isinstance(output, tuple | list) or len(output) != 2:
         return "return a pair (output, weights)"
-    return _sums_to_one(output[1])
+    problem = _sums_to_one(output[1])
+    if problem is None and mask is not None:
+        leaked = output[1].detach().float().masked_fill(mask, 0.0).abs().max().item()
+        if leaked > 1e-6:
+            problem = (
+                f"a key the mask blocks (mask False) got weight {leaked:.3g}; blocked keys must "
+                "get weight 0"
+            )
+    return problem
 
 
 register(
@@ -216,18 +254,78 @@ register(
                 "softmax-over-queries",
                 "softmax over the wrong axis: each query's weights over the keys must sum to 1, "
                 "so normalise over the last axis (dim=-1), not dim=-2.",
-                _softmax_over_queries,
+                _attention_with(
+                    lambda q, k, v, m: _masked(_right_scores(q, k, v, m), m),
+                    lambda scores, m: torch.softmax(scores, dim=-2),
+                ),
             ),
             Mistake(
                 "keys-times-queries",
                 "the scores are q @ kᵀ (row i = query i, column j = key j); you computed "
                 "k @ qᵀ, its transpose.",
-                _keys_times_queries,
+                _attention_with(
+                    lambda q, k, v, m: _masked(k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]), m)
+                ),
+            ),
+            Mistake(
+                "mask-ignored",
+                "you ignored the mask: where it is False the score must become -inf before the "
+                "softmax (scores.masked_fill(~mask, float('-inf'))), so that the weight is 0.",
+                _attention_with(_right_scores),
+            ),
+            Mistake(
+                "mask-inverted",
+                "you blocked the keys the mask allows. Here, as in gptlib.causal_mask and the "
+                "boolean attn_mask of F.scaled_dot_product_attention, True means *may attend* "
+                "(the chapter's picture marks the blocked scores instead): fill where ~mask.",
+                _attention_with(
+                    lambda q, k, v, m: (
+                        _right_scores(q, k, v, m).masked_fill(m, float("-inf"))
+                        if m is not None
+                        else _right_scores(q, k, v, m)
+                    )
+                ),
+            ),
+            Mistake(
+                "mask-filled-with-zero",
+                "you set the blocked scores to 0; exp(0) = 1, so those keys still get weight. "
+                "Fill them with float('-inf'), whose exp is exactly 0.",
+                _attention_with(
+                    lambda q, k, v, m: (
+                        _right_scores(q, k, v, m).masked_fill(~m, 0.0)
+                        if m is not None
+                        else _right_scores(q, k, v, m)
+                    )
+                ),
+            ),
+            Mistake(
+                "mask-after-softmax",
+                "you zeroed the blocked weights after the softmax, so the rows no longer sum to "
+                "1. Mask the scores before the softmax (fill with -inf): the softmax then shares "
+                "all the weight among the allowed keys.",
+                _attention_with(
+                    _right_scores,
+                    lambda scores, m: (
+                        torch.softmax(scores, dim=-1)
+                        if m is None
+                        else torch.softmax(scores, dim=-1).masked_fill(~m, 0.0)
+                    ),
+                ),
+            ),
+            Mistake(
+                "own-causal-mask",
+                "you applied a causal (lower-triangular) mask of your own instead of the `mask` "
+                "argument: use the mask you are given, and no mask at all when it is None.",
+                _attention_with(
+                    lambda q, k, v, m: _masked(
+                        _right_scores(q, k, v, m), causal_mask(q.shape[-2], k.shape[-2])
+                    )
+                ),
             ),
         ),
         properties=(Property("weights", _attention_weights_ok),),
         returns=("the output", "the weights"),
-        hint="scores = q @ k.transpose(-2, -1) / √d_k; weights = softmax over dim=-1; "
-        "output = weights @ v.",
+        hint="scores = q @ k.transpose(-2, -1) / √d_k; where mask is False, fill the score with "
+        "float('-inf'); weights = softmax over dim=-1; output = weights @ v.",
     )
 )

@@ -1,14 +1,17 @@
 """Exercises of notebook 04 (multi-head attention): split the heads, merge them, and write the
-whole causal multi-head attention layer from its weight matrices."""
+causal multi-head self-attention module with a fused qkv projection (the piece notebook 07's
+capstone builds on)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
+from torch import nn
 
-from gptlib.attention import causal_mask
-from gptlib.lessons.checks.core import Exercise, Mistake, register
+from gptlib.attention import CausalSelfAttention, causal_mask
+from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, register
 
 # --- shared pieces: the reference and each catalogued wrong way of reshaping -----------------
 
@@ -123,81 +126,209 @@ register(
     )
 )
 
-# --- Exercise 3: the whole layer -------------------------------------------------------------
+# --- Exercise 3: the module ----------------------------------------------------------------
+# The student writes a class `MultiHeadAttention(d_model, n_heads)` holding `qkv` and `proj`
+# Linear layers, as gptlib's CausalSelfAttention does. The check builds it, copies in the
+# weights of a CausalSelfAttention by parameter name, and compares the outputs.
 
 
-def _attention(
-    x: torch.Tensor,
-    w_qkv: torch.Tensor,
-    b_qkv: torch.Tensor,
-    w_o: torch.Tensor,
-    b_o: torch.Tensor,
-    n_heads: int,
-    split=_split,
-    scale_width: str = "d_h",
-    masked: bool = True,
-    project: bool = True,
-) -> torch.Tensor:
-    """The reference when called with the defaults; each keyword reproduces one mistake."""
-    B, T, d = x.shape
-    q, k, v = (split(t, n_heads) for t in (x @ w_qkv.T + b_qkv).split(d, dim=-1))
-    width = d // n_heads if scale_width == "d_h" else d
-    scores = q @ k.transpose(-2, -1) / math.sqrt(width)
-    if masked:
-        scores = scores.masked_fill(~causal_mask(T), float("-inf"))
-    out = _merge(torch.softmax(scores, dim=-1) @ v)
-    return out @ w_o.T + b_o if project else out
+def expected_parameters(d_model: int) -> dict[str, tuple[int, ...]]:
+    """The parameters the module must hold, by name, with their shapes."""
+    return {
+        "qkv.weight": (3 * d_model, d_model),
+        "qkv.bias": (3 * d_model,),
+        "proj.weight": (d_model, d_model),
+        "proj.bias": (d_model,),
+    }
 
 
-def _layer_inputs(generator: torch.Generator) -> list[tuple]:
-    cases = []
-    for B, T, d, h in ((2, 5, 12, 3), (1, 6, 12, 4)):
-        g = generator
-        cases.append(
-            (
-                torch.randn(B, T, d, generator=g),
-                0.4 * torch.randn(3 * d, d, generator=g),
-                0.1 * torch.randn(3 * d, generator=g),
-                0.3 * torch.randn(d, d, generator=g),
-                0.1 * torch.randn(d, generator=g),
-                h,
-            )
+def load_weights(module: nn.Module, weights: dict[str, torch.Tensor]) -> None:
+    """Copy `weights` (name → tensor, a CausalSelfAttention's) into `module`'s parameters.
+
+    ValueError naming the missing, unexpected or mis-shaped parameters when they do not fit.
+    Buffers (a stored mask, say) are the module's own business and are left alone.
+    """
+    own = dict(module.named_parameters())
+    wanted = ", ".join(f"{name} {list(w.shape)}" for name, w in weights.items())
+    missing, unexpected = sorted(weights.keys() - own.keys()), sorted(own.keys() - weights.keys())
+    if missing or unexpected:
+        raise ValueError(
+            f"the module's parameters should be exactly {wanted}; missing {missing}, "
+            f"unexpected {unexpected}. Create self.qkv = nn.Linear(d_model, 3 * d_model) and "
+            "self.proj = nn.Linear(d_model, d_model) (with their biases, nn.Linear's default)"
         )
+    for name, w in weights.items():
+        if own[name].shape != w.shape:
+            raise ValueError(
+                f"parameter {name} has shape {list(own[name].shape)}, expected {list(w.shape)}"
+            )
+    with torch.no_grad():
+        for name, w in weights.items():
+            own[name].copy_(w)
+
+
+def run_module(module_class: type) -> Callable[..., torch.Tensor]:
+    """The answer as a function of one test input: build, load the weights, run on x."""
+
+    def run(
+        d_model: int, n_heads: int, weights: dict[str, torch.Tensor], x: torch.Tensor
+    ) -> torch.Tensor:
+        module = module_class(d_model, n_heads)
+        try:
+            load_weights(module, weights)
+        except ValueError as error:
+            raise CheckError("attention-module", str(error)) from None
+        with torch.no_grad():
+            return module.eval()(x)
+
+    return run
+
+
+def _module_inputs(generator: torch.Generator) -> list[tuple]:
+    # The last case is a long sequence (T = 40): a mask stored at a fixed small size breaks.
+    cases = []
+    for B, T, d, h in ((2, 5, 12, 3), (1, 6, 8, 4), (1, 40, 16, 2)):
+        shapes = expected_parameters(d)
+        weights = {
+            name: torch.randn(shape, generator=generator) / (d**0.5 if len(shape) == 2 else 4)
+            for name, shape in shapes.items()
+        }
+        cases.append((d, h, weights, torch.randn(B, T, d, generator=generator)))
     return cases
+
+
+class _Layer(nn.Module):
+    """Causal multi-head self-attention written out; each subclass makes one mistake."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+
+    def split(self, t: torch.Tensor) -> torch.Tensor:
+        return _split(t, self.n_heads)
+
+    def merge(self, out: torch.Tensor) -> torch.Tensor:
+        return _merge(out)
+
+    def scale(self, d_model: int) -> float:
+        return math.sqrt(d_model // self.n_heads)
+
+    def weights(self, scores: torch.Tensor) -> torch.Tensor:
+        allowed = causal_mask(scores.shape[-1])
+        return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        d = x.shape[-1]
+        q, k, v = (self.split(t) for t in self.qkv(x).split(d, dim=-1))
+        scores = q @ k.transpose(-2, -1) / self.scale(d)
+        return self.proj(self.merge(self.weights(scores) @ v))
+
+
+class _SplitWithoutTranspose(_Layer):
+    def split(self, t):
+        return _split_without_transpose(t, self.n_heads)
+
+
+class _MergeWithoutTranspose(_Layer):
+    def merge(self, out):
+        return _merge_without_transpose(out)
+
+
+class _ScaledBySqrtD(_Layer):
+    def scale(self, d_model):
+        return math.sqrt(d_model)
+
+
+class _NoMask(_Layer):
+    def weights(self, scores):
+        return torch.softmax(scores, dim=-1)
+
+
+class _MaskAfterSoftmax(_Layer):
+    def weights(self, scores):
+        return torch.softmax(scores, dim=-1).masked_fill(~causal_mask(scores.shape[-1]), 0.0)
+
+
+class _MaskFilledWithZero(_Layer):
+    def weights(self, scores):
+        return torch.softmax(scores.masked_fill(~causal_mask(scores.shape[-1]), 0.0), dim=-1)
+
+
+class _SoftmaxOverQueries(_Layer):
+    def weights(self, scores):
+        allowed = causal_mask(scores.shape[-1])
+        return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-2)
+
+
+class _NoOutputProjection(_Layer):
+    def forward(self, x):
+        d = x.shape[-1]
+        q, k, v = (self.split(t) for t in self.qkv(x).split(d, dim=-1))
+        return self.merge(self.weights(q @ k.transpose(-2, -1) / self.scale(d)) @ v)
 
 
 register(
     Exercise(
-        name="multi-head-attention",
+        name="attention-module",
         notebook="04_multi_head_attention",
-        reference=_attention,
-        make_inputs=_layer_inputs,
+        reference=CausalSelfAttention,
+        make_inputs=_module_inputs,
+        adapt=run_module,
         mistakes=(
+            Mistake(
+                "reshape-without-transpose",
+                RESHAPE_WITHOUT_TRANSPOSE,
+                _SplitWithoutTranspose,
+            ),
+            Mistake(
+                "merge-without-transpose",
+                "you merged the heads by reshaping [B, h, T, d_h] straight into [B, T, d]: "
+                "each output row then holds pieces of several tokens from one head. Bring the "
+                "tokens forward first: out.transpose(1, 2).reshape(B, T, d).",
+                _MergeWithoutTranspose,
+            ),
             Mistake(
                 "scaled-by-sqrt-d",
                 "you divided the scores by √d, the model width. Each head's dot product sums "
                 "only d_h = d / h products, so its variance is d_h: divide by √d_h.",
-                lambda *a: _attention(*a, scale_width="d"),
-            ),
-            Mistake(
-                "reshape-without-transpose",
-                RESHAPE_WITHOUT_TRANSPOSE,
-                lambda *a: _attention(*a, split=_split_without_transpose),
+                _ScaledBySqrtD,
             ),
             Mistake(
                 "no-mask",
                 "there is no causal mask: every position also attends to the positions after "
                 "it. Fill the scores where key j > query i with -inf before the softmax.",
-                lambda *a: _attention(*a, masked=False),
+                _NoMask,
+            ),
+            Mistake(
+                "mask-after-softmax",
+                "you zeroed the future weights after the softmax, so each row no longer sums "
+                "to 1: the future's share is thrown away instead of shared among the allowed "
+                "keys. Fill the scores with -inf before the softmax.",
+                _MaskAfterSoftmax,
+            ),
+            Mistake(
+                "mask-filled-with-zero",
+                "you filled the blocked scores with 0, but e^0 = 1: the future keys still get "
+                "weight. Fill them with float('-inf').",
+                _MaskFilledWithZero,
+            ),
+            Mistake(
+                "softmax-wrong-axis",
+                "the softmax runs over the queries (dim=-2). Each query's weights over the "
+                "keys must sum to 1: take the softmax over the last axis (dim=-1).",
+                _SoftmaxOverQueries,
             ),
             Mistake(
                 "no-output-projection",
-                "you returned the merged heads without the output projection: multiply by W_O "
-                "(out @ w_o.T + b_o), which mixes the heads' results.",
-                lambda *a: _attention(*a, project=False),
+                "you returned the merged heads without the output projection: pass them "
+                "through self.proj (W_O), which mixes the heads' results.",
+                _NoOutputProjection,
             ),
         ),
-        hint="x @ w_qkv.T + b_qkv, split into q, k, v, split heads, scale by √d_h, mask, "
-        "softmax, @ v, merge heads, then @ w_o.T + b_o",
+        hint="qkv(x) split into q, k, v [B, T, d]; view(B, T, h, d_h).transpose(1, 2); scores "
+        "/ √d_h; -inf above the diagonal; softmax over the keys; @ v; transpose(1, 2).reshape("
+        "B, T, d); proj",
     )
 )

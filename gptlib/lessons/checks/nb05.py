@@ -1,34 +1,143 @@
-"""Exercises of notebook 05: the feed-forward network and its parameter count."""
+"""Exercises of notebook 05: the MLP as a module (the one notebook 07's capstone uses) and its
+parameter count."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
+from gptlib.blocks import MLP
+from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, Property, register
 
-# ---------------------------------------------------------------- feed_forward
-
-
-def _ffn(x, w_up, b_up, w_down, b_down):
-    """Reference: GELU(x W_up + b_up) W_down + b_down, x [B, T, d] → [B, T, d]."""
-    return F.gelu(x @ w_up + b_up) @ w_down + b_down
+# ---------------------------------------------------------------- mlp (the student's module)
 
 
-def _ffn_inputs(g: torch.Generator) -> list[tuple]:
+def _mlp_inputs(g: torch.Generator) -> list[tuple]:
+    """(d_model, x [B, T, d], weights): weights are the state dict of a gptlib `MLP(d_model)`
+    with random values, biases included, large enough that GELU's bend matters."""
     cases = []
-    for B, T, d in ((2, 3, 4), (1, 5, 8)):
-        x = torch.randn(B, T, d, generator=g)
+    for B, T, d in ((2, 3, 8), (1, 5, 16)):
+        x = 1.5 * torch.randn(B, T, d, generator=g)
         x[:, 1] = x[:, 0]  # two positions hold the same vector
-        w_up = torch.randn(d, 4 * d, generator=g) / d**0.5
-        b_up = 0.5 * torch.randn(4 * d, generator=g)
-        w_down = torch.randn(4 * d, d, generator=g) / (4 * d) ** 0.5
-        b_down = 0.5 * torch.randn(d, generator=g)
-        cases.append((x, w_up, b_up, w_down, b_down))
+        source = MLP(d)
+        with torch.no_grad():
+            for p in source.parameters():
+                fan_in = p.shape[-1] if p.dim() == 2 else 4
+                p.copy_(torch.randn(p.shape, generator=g) / fan_in**0.5)
+        cases.append((d, x, source.state_dict()))
     return cases
 
 
-def _same_vector_same_output(out, x, *_):
+class _NoActivation(nn.Module):
+    def __init__(self, d_model):
+        super().__init__()
+        self.up, self.down = nn.Linear(d_model, 4 * d_model), nn.Linear(4 * d_model, d_model)
+
+    def forward(self, x):
+        return self.down(self.up(x))
+
+
+class _ReLU(_NoActivation):
+    def forward(self, x):
+        return self.down(F.relu(self.up(x)))
+
+
+class _TanhGELU(_NoActivation):
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x), approximate="tanh"))
+
+
+class _ActivationAfterDown(_NoActivation):
+    def forward(self, x):
+        return F.gelu(self.down(self.up(x)))
+
+
+class _ActivationTwice(_NoActivation):
+    def forward(self, x):
+        return F.gelu(self.down(F.gelu(self.up(x))))
+
+
+class _NoBiases(nn.Module):
+    def __init__(self, d_model):
+        super().__init__()
+        self.up = nn.Linear(d_model, 4 * d_model, bias=False)
+        self.down = nn.Linear(4 * d_model, d_model, bias=False)
+
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x)))
+
+
+class _HiddenWidthD(nn.Module):
+    def __init__(self, d_model):
+        super().__init__()
+        self.up, self.down = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x)))
+
+
+HIDDEN_WIDTH_D = Mistake(
+    "hidden-width-d",
+    "your hidden layer is d_model wide. The MLP widens each vector to 4·d_model and narrows it "
+    "back: up = nn.Linear(d_model, 4 * d_model), down = nn.Linear(4 * d_model, d_model).",
+    _HiddenWidthD,
+)
+MLP_LAYERS = ("up", "down")
+
+
+def _load_weights(module: nn.Module, weights: dict[str, torch.Tensor], d_model: int) -> None:
+    """Copy gptlib's MLP weights into the student's module by name; a missing layer, an extra
+    parameter or a wrong shape is a `CheckError` saying which."""
+    params = dict(module.named_parameters())
+    missing = [f"{name}.weight" for name in MLP_LAYERS if f"{name}.weight" not in params]
+    if missing:
+        raise CheckError(
+            "mlp",
+            f"your MLP has no {' or '.join(missing)}: it needs two nn.Linear layers named `up` "
+            "(d_model → 4·d_model) and `down` (4·d_model → d_model), the names under which "
+            f"notebook 07 loads gptlib's weights. Its parameters are {sorted(params)}.",
+        )
+    unexpected = sorted(set(params) - set(weights))
+    if unexpected:
+        raise CheckError(
+            "mlp",
+            f"your MLP has parameters gptlib's does not: {unexpected}. It needs exactly "
+            f"{sorted(weights)} (biases optional only if you mean to leave them out).",
+        )
+    if params["up.weight"].shape == (d_model, d_model):
+        raise CheckError("mlp", HIDDEN_WIDTH_D.message, HIDDEN_WIDTH_D.name)
+    for name, p in params.items():
+        if p.shape != weights[name].shape:
+            raise CheckError(
+                "mlp",
+                f"{name} has shape {list(p.shape)}, gptlib's MLP({d_model}) has "
+                f"{list(weights[name].shape)} (nn.Linear stores weight as [out, in]).",
+            )
+    with torch.no_grad():
+        for name, p in params.items():
+            p.copy_(weights[name])
+
+
+def _module_output(cls) -> Callable[..., torch.Tensor]:
+    """`adapt` for the MLP exercise: build cls(d_model), load the given weights, run it on x."""
+
+    def run(d_model: int, x: torch.Tensor, weights: dict[str, torch.Tensor]) -> torch.Tensor:
+        module = cls(d_model)
+        if not isinstance(module, nn.Module):
+            raise CheckError(
+                "mlp", f"MLP({d_model}) should make an nn.Module, it made {type(module).__name__}"
+            )
+        _load_weights(module, weights, d_model)
+        with torch.no_grad():
+            return module(x)
+
+    return run
+
+
+def _same_vector_same_output(out, d_model, x, weights):
     if not torch.allclose(out[:, 0], out[:, 1], atol=1e-5):
         return (
             "positions 0 and 1 hold the same vector but got different outputs; the MLP must "
@@ -39,50 +148,56 @@ def _same_vector_same_output(out, x, *_):
 
 register(
     Exercise(
-        name="feed_forward",
+        name="mlp",
         notebook="05",
-        reference=_ffn,
-        make_inputs=_ffn_inputs,
+        reference=MLP,
+        make_inputs=_mlp_inputs,
+        adapt=_module_output,
         properties=(Property("position-wise", _same_vector_same_output),),
         mistakes=(
             Mistake(
+                "no-activation",
+                "there is no nonlinearity between the two layers, so they collapse into one "
+                "linear map. Apply F.gelu to the 4·d_model-wide hidden layer: "
+                "self.down(F.gelu(self.up(x))).",
+                _NoActivation,
+            ),
+            Mistake(
                 "relu",
-                "you used ReLU. GPT-2's MLP uses GELU (F.gelu): ReLU sets every negative input "
-                "to exactly 0, GELU lets small negative values through smoothly.",
-                lambda x, wu, bu, wd, bd: F.relu(x @ wu + bu) @ wd + bd,
+                "you used ReLU, the original Transformer's choice. The chapter's GPT (like "
+                "GPT-2 and gptlib) uses GELU: F.gelu, which lets small negative values through "
+                "smoothly where ReLU sets them to exactly 0.",
+                _ReLU,
             ),
             Mistake(
                 "gelu-tanh",
-                "close: you used the tanh approximation of GELU. Use the exact form, "
-                "F.gelu(h) with its default approximate='none' (what gptlib's MLP uses).",
-                lambda x, wu, bu, wd, bd: F.gelu(x @ wu + bu, approximate="tanh") @ wd + bd,
+                "close: you used the tanh approximation of GELU. Use the exact form, F.gelu(h) "
+                "with its default approximate='none', as the chapter's code and gptlib do.",
+                _TanhGELU,
             ),
+            HIDDEN_WIDTH_D,
             Mistake(
-                "no-activation",
-                "there is no nonlinearity between the two layers, so they collapse into one "
-                "linear map (x W_up W_down). Apply F.gelu to the hidden layer.",
-                lambda x, wu, bu, wd, bd: (x @ wu + bu) @ wd + bd,
+                "activation-after-down",
+                "GELU is applied after the down projection. It belongs between the two layers, "
+                "on the 4·d_model-wide hidden vector; the output goes back into the residual "
+                "stream as a plain linear projection: self.down(F.gelu(self.up(x))).",
+                _ActivationAfterDown,
             ),
             Mistake(
                 "activation-on-output",
-                "you also applied GELU after the second layer. The nonlinearity belongs only "
-                "to the 4d-wide hidden layer; the output goes back into the residual stream "
-                "as a plain linear projection.",
-                lambda x, wu, bu, wd, bd: F.gelu(F.gelu(x @ wu + bu) @ wd + bd),
+                "you also applied GELU after the down projection. The nonlinearity belongs only "
+                "to the hidden layer; the output is a plain linear projection.",
+                _ActivationTwice,
             ),
             Mistake(
                 "no-biases",
-                "the biases are missing: add b_up to the hidden layer (before GELU) and "
-                "b_down to the output.",
-                lambda x, wu, bu, wd, bd: F.gelu(x @ wu) @ wd,
-            ),
-            Mistake(
-                "bias-after-activation",
-                "b_up is added after GELU; it belongs inside: GELU(x W_up + b_up).",
-                lambda x, wu, bu, wd, bd: (F.gelu(x @ wu) + bu) @ wd + bd,
+                "your linear layers have no biases. The chapter's MLP keeps them (nn.Linear's "
+                "default bias=True): 4·d_model in `up` and d_model in `down`.",
+                _NoBiases,
             ),
         ),
-        hint="hidden = GELU(x @ w_up + b_up), output = hidden @ w_down + b_down.",
+        hint="__init__: self.up = nn.Linear(d_model, 4 * d_model), self.down = "
+        "nn.Linear(4 * d_model, d_model); forward: self.down(F.gelu(self.up(x))).",
     )
 )
 

@@ -1,4 +1,5 @@
-"""Exercises of notebook 06: LayerNorm written out, and a Pre-LN block."""
+"""Exercises of notebook 06: LayerNorm written out, and a block's forward pass in both norm
+placements (the one notebook 07's capstone uses)."""
 
 from __future__ import annotations
 
@@ -164,18 +165,7 @@ register(
     )
 )
 
-# ---------------------------------------------------------------- pre_ln_block
-
-
-class _Sublayer(nn.Module):
-    """Wraps CausalSelfAttention so it returns only its output [B, T, d]."""
-
-    def __init__(self, attn: CausalSelfAttention) -> None:
-        super().__init__()
-        self.attn = attn
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.attn(x)
+# ---------------------------------------------------------------- block_forward
 
 
 def _randomise(module: nn.Module, g: torch.Generator, scale: float) -> nn.Module:
@@ -186,71 +176,126 @@ def _randomise(module: nn.Module, g: torch.Generator, scale: float) -> nn.Module
 
 
 def _block_inputs(g: torch.Generator) -> list[tuple]:
+    """(x, ln1, attn, ln2, mlp, norm): Pre-LN cases first, then Post-LN, random sublayers."""
     d, h = 16, 4
     cases = []
-    for B, T in ((2, 5), (1, 7)):
-        x = 2.0 * torch.randn(B, T, d, generator=g)
+    for norm, (B, T) in (("pre", (2, 5)), ("pre", (1, 7)), ("post", (2, 5)), ("post", (1, 7))):
+        x = 2.0 * torch.randn(B, T, d, generator=g) + 0.5
         ln1 = _randomise(LayerNorm(d), g, 0.5)
         ln2 = _randomise(LayerNorm(d), g, 0.5)
-        attn = _Sublayer(_randomise(CausalSelfAttention(d, h), g, 0.3))
+        attn = _randomise(CausalSelfAttention(d, h), g, 0.3)
         mlp = _randomise(MLP(d), g, 0.3)
-        cases.append((x, ln1, attn, ln2, mlp))
+        cases.append((x, ln1, attn, ln2, mlp, norm))
     return cases
 
 
-def _pre_ln(x, ln1, attn, ln2, mlp):
-    """Reference: x + attn(ln1(x)), then + mlp(ln2(·)); [B, T, d] → [B, T, d]."""
+def _pre(x, ln1, attn, ln2, mlp):
     x = x + attn(ln1(x))
     return x + mlp(ln2(x))
 
 
+def _post(x, ln1, attn, ln2, mlp):
+    x = ln1(x + attn(x))
+    return ln2(x + mlp(x))
+
+
+def _block_forward(x, ln1, attn, ln2, mlp, norm):
+    """Reference: one block, [B, T, d] → [B, T, d]. norm="pre": x + F(LN(x)) for each
+    sublayer; norm="post": LN(x + F(x))."""
+    if norm not in ("pre", "post"):
+        raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
+    return (_pre if norm == "pre" else _post)(x, ln1, attn, ln2, mlp)
+
+
+def _pre_ln_wrong(wrong_pre):
+    """A mistake made in the Pre-LN branch only; the Post-LN branch is right."""
+    return lambda x, ln1, attn, ln2, mlp, norm: (
+        wrong_pre(x, ln1, attn, ln2, mlp) if norm == "pre" else _post(x, ln1, attn, ln2, mlp)
+    )
+
+
+def _both_wrong(wrong_pre, wrong_post):
+    return lambda x, ln1, attn, ln2, mlp, norm: (wrong_pre if norm == "pre" else wrong_post)(
+        x, ln1, attn, ln2, mlp
+    )
+
+
 register(
     Exercise(
-        name="pre_ln_block",
+        name="block_forward",
         notebook="06",
-        reference=_pre_ln,
+        reference=_block_forward,
         make_inputs=_block_inputs,
         mistakes=(
             Mistake(
-                "post-ln-order",
-                "that is the Post-LN order, x = LN(x + F(x)). A Pre-LN block normalises only "
-                "the sublayer's input and adds its output to the untouched stream: "
-                "x = x + attn(ln1(x)), then x = x + mlp(ln2(x)).",
-                lambda x, ln1, attn, ln2, mlp: (lambda h: ln2(h + mlp(h)))(ln1(x + attn(x))),
+                "post-ln-where-pre-ln",
+                "with norm='pre' your block computes the Post-LN order, x = LN(x + F(x)). "
+                "Pre-LN normalises only the sublayer's input and adds its output to the "
+                "untouched stream: x = x + attn(ln1(x)), then x = x + mlp(ln2(x)).",
+                lambda x, ln1, attn, ln2, mlp, norm: _post(x, ln1, attn, ln2, mlp),
             ),
             Mistake(
-                "residual-missing",
-                "the residual connections are missing: add each sublayer's output to its "
-                "input, x = x + attn(ln1(x)), then x = x + mlp(ln2(x)).",
-                lambda x, ln1, attn, ln2, mlp: mlp(ln2(attn(ln1(x)))),
+                "pre-ln-where-post-ln",
+                "with norm='post' your block computes the Pre-LN order. Post-LN (the original "
+                "Transformer) normalises after adding: x = ln1(x + attn(x)), then "
+                "x = ln2(x + mlp(x)).",
+                lambda x, ln1, attn, ln2, mlp, norm: _pre(x, ln1, attn, ln2, mlp),
+            ),
+            Mistake(
+                "no-residual-around-attention",
+                "the residual connection around attention is missing: attention's output "
+                "replaces the stream instead of being added to it. Pre-LN: x = x + "
+                "attn(ln1(x)); Post-LN: x = ln1(x + attn(x)).",
+                _both_wrong(
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: h + mlp(ln2(h)))(attn(ln1(x))),
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: ln2(h + mlp(h)))(ln1(attn(x))),
+                ),
+            ),
+            Mistake(
+                "no-residual-around-mlp",
+                "the residual connection around the MLP is missing: its output replaces the "
+                "stream instead of being added to it. Pre-LN: x = x + mlp(ln2(x)); Post-LN: "
+                "x = ln2(x + mlp(x)).",
+                _both_wrong(
+                    lambda x, ln1, attn, ln2, mlp: mlp(ln2(x + attn(ln1(x)))),
+                    lambda x, ln1, attn, ln2, mlp: ln2(mlp(ln1(x + attn(x)))),
+                ),
+            ),
+            Mistake(
+                "norm-on-sublayer-output",
+                "LayerNorm is applied to the sublayer's output, x = x + ln1(attn(x)). In Pre-LN "
+                "it normalises the sublayer's input: x = x + attn(ln1(x)).",
+                _pre_ln_wrong(
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: h + ln2(mlp(h)))(x + ln1(attn(x)))
+                ),
             ),
             Mistake(
                 "normalised-stream",
                 "you added the sublayer's output to the normalised x. The residual path must "
                 "carry x itself: x = x + attn(ln1(x)), not ln1(x) + attn(ln1(x)).",
-                lambda x, ln1, attn, ln2, mlp: (lambda h: ln2(h) + mlp(ln2(h)))(
-                    ln1(x) + attn(ln1(x))
+                _pre_ln_wrong(
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: ln2(h) + mlp(ln2(h)))(
+                        ln1(x) + attn(ln1(x))
+                    )
                 ),
             ),
             Mistake(
                 "one-norm-for-both",
                 "both sublayers use ln1. Each has its own LayerNorm with its own γ and β: "
-                "ln1 before attention, ln2 before the MLP.",
-                lambda x, ln1, attn, ln2, mlp: (lambda h: h + mlp(ln1(h)))(x + attn(ln1(x))),
+                "ln1 for attention, ln2 for the MLP.",
+                _both_wrong(
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: h + mlp(ln1(h)))(x + attn(ln1(x))),
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: ln1(h + mlp(h)))(ln1(x + attn(x))),
+                ),
             ),
             Mistake(
                 "mlp-reads-old-stream",
-                "the MLP reads the stream from before attention wrote into it. Update x "
-                "first (x = x + attn(ln1(x))), then feed the new x to ln2 and the MLP.",
-                lambda x, ln1, attn, ln2, mlp: x + attn(ln1(x)) + mlp(ln2(x)),
-            ),
-            Mistake(
-                "mlp-first",
-                "the sublayers are in the wrong order: attention (tokens exchange information) "
-                "comes first, then the MLP.",
-                lambda x, ln1, attn, ln2, mlp: (lambda h: h + attn(ln1(h)))(x + mlp(ln2(x))),
+                "the MLP reads the stream from before attention wrote into it. Update x first "
+                "(x = x + attn(ln1(x))), then feed the new x to ln2 and the MLP.",
+                _pre_ln_wrong(lambda x, ln1, attn, ln2, mlp: x + attn(ln1(x)) + mlp(ln2(x))),
             ),
         ),
-        hint="two lines: x = x + attn(ln1(x)); then return x + mlp(ln2(x)).",
+        hint="Pre-LN: x = x + attn(ln1(x)); return x + mlp(ln2(x)). Post-LN: x = ln1(x + "
+        "attn(x)); return ln2(x + mlp(x)).",
     )
 )

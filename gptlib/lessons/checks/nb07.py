@@ -1,79 +1,634 @@
-"""Exercises of notebook 07 (the full GPT): the next-token loss."""
+"""Exercises of notebook 07 (build the GPT): the student's `Block`, `GPT` and `generate`."""
 
 from __future__ import annotations
 
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
+from gptlib.blocks import Block as LibraryBlock
+from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, Property, register
+from gptlib.lessons.experiments.parity import SharedWeightsMismatch, copy_gptlib_weights
+from gptlib.model import GPT as LibraryGPT
+from gptlib.model import GPTConfig
 
-# --- 1. the loss of one training step: logits at t predict the token at t + 1 ---------------
+# === Notebook 07_build_the_gpt: the student's Block and GPT (the capstone), and generate =====
+#
+# The student writes `Block` and `GPT` as classes. The check builds them, copies in the weights
+# of a gptlib model with random values far from any initialisation (so that every weight
+# matters), and compares what they compute with gptlib's. Each catalogued mistake is a class
+# (or function) that makes exactly that mistake.
 
 
-def _next_token_loss(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-    """logits [B, T, V] for tokens [B, T] → mean cross-entropy of predicting tokens[:, t+1]."""
-    V = logits.shape[-1]
-    return F.cross_entropy(logits[:, :-1].reshape(-1, V), tokens[:, 1:].reshape(-1))
+def _lively(module: nn.Module, g: torch.Generator) -> nn.Module:
+    """Give every parameter of `module` random values: matrices N(0, 1/fan_in) (embedding
+    tables N(0, 1)), LayerNorm scales near 1, biases and shifts of order 0.2. In evaluation
+    mode."""
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if p.dim() == 2:
+                std = 1.0 if "emb" in name else p.shape[1] ** -0.5
+                p.copy_(std * torch.randn(p.shape, generator=g))
+            elif name.endswith("weight"):  # a LayerNorm's γ
+                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.2 * torch.randn(p.shape, generator=g))
+    return module.eval()
 
 
-def _loss_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
+class _Attention(nn.Module):
+    """Causal self-attention written out: fused qkv, h heads, explicit masked softmax."""
+
+    masked, scale_width = True, "d_h"  # the catalogue changes these
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads, self.d_head = n_heads, d_model // n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, d = x.shape
+        q, k, v = (
+            t.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+            for t in self.qkv(x).split(d, dim=-1)
+        )
+        width = self.d_head if self.scale_width == "d_h" else d
+        scores = q @ k.transpose(-2, -1) / math.sqrt(width)  # [B, h, T, T]
+        if self.masked:
+            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+            scores = scores.masked_fill(future, float("-inf"))
+        out = scores.softmax(dim=-1) @ v  # [B, h, T, d_h]
+        return self.proj(out.transpose(1, 2).reshape(B, T, d))
+
+
+class _UnmaskedAttention(_Attention):
+    masked = False
+
+
+class _WidthScaledAttention(_Attention):
+    scale_width = "d"
+
+
+class _MLP(nn.Module):
+    """d → 4d → d with GELU between."""
+
+    def __init__(self, d_model: int) -> None:
+        super().__init__()
+        self.up = nn.Linear(d_model, 4 * d_model)
+        self.down = nn.Linear(4 * d_model, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.gelu(self.up(x)))
+
+
+class _LinearMLP(_MLP):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(self.up(x))
+
+
+class _ReluMLP(_MLP):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.relu(self.up(x)))
+
+
+class Block(nn.Module):
+    """The reference block: Pre-LN, x + attn(ln1(x)), then x + mlp(ln2(x)). [B, T, d] → same."""
+
+    attention, feed_forward = _Attention, _MLP  # the catalogue's blocks swap these
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d_model)
+        self.attn = self.attention(d_model, n_heads)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.mlp = self.feed_forward(d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x))  # tokens read earlier tokens
+        return x + self.mlp(self.ln2(x))  # each token on its own
+
+
+class _PostLNBlock(Block):
+    def forward(self, x):
+        x = self.ln1(x + self.attn(x))
+        return self.ln2(x + self.mlp(x))
+
+
+class _NoAttentionResidualBlock(Block):
+    def forward(self, x):
+        x = self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class _NoMLPResidualBlock(Block):
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return self.mlp(self.ln2(x))
+
+
+class _NormOnOutputBlock(Block):
+    def forward(self, x):
+        x = x + self.ln1(self.attn(x))
+        return x + self.ln2(self.mlp(x))
+
+
+class _OneNormBlock(Block):
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln1(x))
+
+
+class _UnmaskedBlock(Block):
+    attention = _UnmaskedAttention
+
+
+class _WidthScaledBlock(Block):
+    attention = _WidthScaledAttention
+
+
+class _LinearMLPBlock(Block):
+    feed_forward = _LinearMLP
+
+
+class _ReluBlock(Block):
+    feed_forward = _ReluMLP
+
+
+POST_LN = (
+    "post-ln",
+    "your block normalises after adding, x = LN(x + F(x)): that is Post-LN, the original "
+    "Transformer's placement. The chapter's GPT is Pre-LN: normalise the sublayer's input and "
+    "add its output to the untouched x, x = x + attn(ln1(x)), then x = x + mlp(ln2(x)).",
+)
+NO_ATTENTION_RESIDUAL = (
+    "no-residual-around-attention",
+    "the attention's output replaces x instead of being added to it: write "
+    "x = x + self.attn(self.ln1(x)). Without the skip, what the embeddings carried is lost and "
+    "gradients have no direct path back (notebook 05).",
+)
+NO_MLP_RESIDUAL = (
+    "no-residual-around-mlp",
+    "the MLP's output replaces x instead of being added to it: write "
+    "x = x + self.mlp(self.ln2(x)), so the block returns the residual stream plus the MLP's "
+    "update.",
+)
+NO_MASK = (
+    "no-causal-mask",
+    "your attention has no causal mask: each position also reads the positions after it, so "
+    "during training it can copy the token it should predict (notebook 03). Set the scores "
+    "where key j > query i to -inf before the softmax.",
+)
+SCALED_BY_D = (
+    "scaled-by-sqrt-d",
+    "the scores are divided by √d, the model width. Each head's dot product sums only "
+    "d_h = d / h products, so divide by √d_h (math.sqrt(d_model // n_heads)).",
+)
+NO_ACTIVATION = (
+    "no-activation-in-mlp",
+    "your MLP has no nonlinearity between its two layers, so it is one linear map in disguise. "
+    "Put F.gelu between self.up and self.down.",
+)
+RELU = (
+    "relu-instead-of-gelu",
+    "your MLP uses ReLU, the original Transformer's choice; the chapter's GPT (like GPT-2) "
+    "uses GELU: self.down(F.gelu(self.up(x))).",
+)
+BLOCK_MISTAKES = (
+    Mistake(*POST_LN, _PostLNBlock),
+    Mistake(*NO_ATTENTION_RESIDUAL, _NoAttentionResidualBlock),
+    Mistake(*NO_MLP_RESIDUAL, _NoMLPResidualBlock),
+    Mistake(*NO_MASK, _UnmaskedBlock),
+    Mistake(*SCALED_BY_D, _WidthScaledBlock),
+    Mistake(*NO_ACTIVATION, _LinearMLPBlock),
+    Mistake(*RELU, _ReluBlock),
+)
+
+
+def _load_gptlib_weights(exercise: str, source: nn.Module, model: nn.Module) -> None:
+    """Copy gptlib's weights into the student's module; a misfit is a CheckError saying which."""
+    try:
+        copy_gptlib_weights(source, model)
+    except ValueError as exc:
+        raise CheckError(exercise, str(exc)) from None
+
+
+def _block_inputs(g: torch.Generator) -> list[tuple]:
+    """(d_model, n_heads, a gptlib Block with lively weights, x [B, T, d])."""
     cases = []
-    for B, T, V in ((2, 6, 5), (3, 9, 11)):
-        logits = 2 * torch.randn(B, T, V, generator=g)
-        tokens = torch.randint(V, (B, T), generator=g)
-        cases.append((logits, tokens))
+    for B, T, d, h in ((2, 7, 16, 4), (1, 9, 24, 3)):
+        source = _lively(LibraryBlock(d, h), g)
+        cases.append((d, h, source, torch.randn(B, T, d, generator=g)))
     return cases
 
 
-def _scalar_loss(out: torch.Tensor, logits: torch.Tensor, tokens: torch.Tensor) -> str | None:
-    if out.dim() != 0:
-        return f"the loss should be one number (a 0-d tensor), got shape {list(out.shape)}"
-    if out.item() <= 0:
-        return f"got {out.item():.4f}: a cross-entropy is positive"
+def _run_block(block_class: Any) -> Callable[..., torch.Tensor]:
+    """`adapt`: build block_class(d_model, n_heads), copy in gptlib's weights, run it on x."""
+
+    def run(d_model: int, n_heads: int, source: nn.Module, x: torch.Tensor) -> torch.Tensor:
+        block = block_class(d_model, n_heads)
+        _load_gptlib_weights("gpt-block", source, block)
+        with torch.no_grad():
+            return block.eval()(x)
+
+    return run
+
+
+register(
+    Exercise(
+        name="gpt-block",
+        notebook="07_build_the_gpt",
+        reference=Block,
+        make_inputs=_block_inputs,
+        adapt=_run_block,
+        mistakes=(
+            *BLOCK_MISTAKES,
+            Mistake(
+                "norm-on-the-output",
+                "your LayerNorms normalise the sublayers' outputs, x = x + LN(F(x)). Pre-LN "
+                "normalises their input: x = x + self.attn(self.ln1(x)).",
+                _NormOnOutputBlock,
+            ),
+            Mistake(
+                "one-norm-twice",
+                "both sublayers read ln1's output: the MLP needs its own LayerNorm, "
+                "x = x + self.mlp(self.ln2(x)), with its own γ and β.",
+                _OneNormBlock,
+            ),
+        ),
+        atol=1e-4,
+        rtol=1e-4,
+        hint="x = x + self.attn(self.ln1(x)); x = x + self.mlp(self.ln2(x)); return x",
+    )
+)
+
+
+class GPT(nn.Module):
+    """The reference model: embeddings, Pre-LN blocks, final LayerNorm, unembedding.
+
+    idx [B, T] → (logits [B, T, V], mean cross-entropy against targets [B, T], or None).
+    """
+
+    block = Block  # the catalogue's models swap this
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int = 128,
+        n_heads: int = 4,
+        n_layers: int = 4,
+        max_len: int = 256,
+        tie_weights: bool = False,
+    ) -> None:
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(max_len, d_model)
+        self.blocks = nn.ModuleList(self.block(d_model, n_heads) for _ in range(n_layers))
+        self.ln_f = nn.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        if tie_weights:
+            self.lm_head.weight = self.tok_emb.weight
+
+    def forward(
+        self, idx: torch.Tensor, targets: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        positions = torch.arange(idx.shape[1], device=idx.device)
+        x = self.tok_emb(idx) + self.pos_emb(positions)  # [B, T, d]
+        for block in self.blocks:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))  # [B, T, V]
+        if targets is None:
+            return logits, None
+        return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+
+def _with_block(block_class: type) -> type:
+    """The reference GPT built from another block: a block-level mistake, seen from the GPT."""
+    return type(f"GPTWith{block_class.__name__}", (GPT,), {"block": block_class})
+
+
+def _mean_loss(logits: torch.Tensor, targets: torch.Tensor | None) -> torch.Tensor | None:
+    return None if targets is None else F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+
+def _positions(idx: torch.Tensor) -> torch.Tensor:
+    return torch.arange(idx.shape[1], device=idx.device)
+
+
+class _NoFinalNormGPT(GPT):
+    def forward(self, idx, targets=None):
+        x = self.tok_emb(idx) + self.pos_emb(_positions(idx))
+        for block in self.blocks:
+            x = block(x)
+        logits = self.lm_head(x)
+        return logits, _mean_loss(logits, targets)
+
+
+class _NoPositionsGPT(GPT):
+    def forward(self, idx, targets=None):
+        x = self.tok_emb(idx)
+        for block in self.blocks:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        return logits, _mean_loss(logits, targets)
+
+
+class _PositionsAfterBlocksGPT(GPT):
+    def forward(self, idx, targets=None):
+        x = self.tok_emb(idx)
+        for block in self.blocks:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x + self.pos_emb(_positions(idx))))
+        return logits, _mean_loss(logits, targets)
+
+
+class _LossAgainstInputsGPT(GPT):
+    def forward(self, idx, targets=None):
+        logits, _ = super().forward(idx)
+        return logits, _mean_loss(logits, None if targets is None else idx)
+
+
+class _ShiftedTwiceGPT(GPT):
+    def forward(self, idx, targets=None):
+        logits, _ = super().forward(idx)
+        return logits, _mean_loss(logits[:, :-1], None if targets is None else targets[:, 1:])
+
+
+class _NeverTiedGPT(GPT):
+    def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256,
+                 tie_weights=False):  # fmt: skip
+        super().__init__(vocab_size, d_model, n_heads, n_layers, max_len, tie_weights=False)
+
+
+class _AlwaysTiedGPT(GPT):
+    def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256,
+                 tie_weights=False):  # fmt: skip
+        super().__init__(vocab_size, d_model, n_heads, n_layers, max_len, tie_weights=True)
+
+
+NOT_TIED = Mistake(
+    "not-tied",
+    "with tie_weights=True the unembedding must be the token embedding's matrix itself, not a "
+    "copy of it: after creating both, write self.lm_head.weight = self.tok_emb.weight. The "
+    "model then has V·d fewer parameters, and training updates one matrix.",
+    _NeverTiedGPT,
+)
+TIED_ALWAYS = Mistake(
+    "tied-when-not-asked",
+    "your model ties the unembedding to the token embedding although tie_weights=False: share "
+    "the matrix only when tie_weights is True.",
+    _AlwaysTiedGPT,
+)
+
+
+def _gpt_inputs(g: torch.Generator) -> list[tuple]:
+    """(config, a gptlib GPT of that config with lively weights, idx [B, T], targets or None).
+
+    The first model is untied and reads fewer positions than it knows; the second is tied and
+    reads all of them; the third call passes no targets."""
+    cases = []
+    for config, (B, T), with_targets in (
+        (dict(vocab_size=11, d_model=16, n_heads=4, n_layers=2, max_len=12), (2, 9), True),
+        (dict(vocab_size=13, d_model=24, n_heads=3, n_layers=3, max_len=8, tie_weights=True),
+         (3, 8), True),
+        (dict(vocab_size=7, d_model=8, n_heads=2, n_layers=1, max_len=6), (1, 5), False),
+    ):  # fmt: skip
+        source = _lively(LibraryGPT(GPTConfig(**config)), g)
+        idx = torch.randint(config["vocab_size"], (B, T), generator=g)
+        targets = torch.randint(config["vocab_size"], (B, T), generator=g)
+        cases.append((config, source, idx, targets if with_targets else None))
+    return cases
+
+
+def _run_gpt(gpt_class: Any) -> Callable[..., tuple]:
+    """`adapt`: build gpt_class(**config), copy in gptlib's weights, run it on (idx, targets)."""
+
+    def run(config: dict, source: nn.Module, idx: torch.Tensor, targets: Any) -> tuple:
+        model = gpt_class(**config)
+        try:
+            copy_gptlib_weights(source, model)
+        except SharedWeightsMismatch:
+            mistake = NOT_TIED if config.get("tie_weights") else TIED_ALWAYS
+            raise CheckError("gpt", mistake.message, mistake.name) from None
+        except ValueError as exc:
+            raise CheckError("gpt", str(exc)) from None
+        with torch.no_grad():
+            return tuple(model.eval()(idx, targets))
+
+    return run
+
+
+def _loss_is_a_number(out: tuple, config: dict, source, idx, targets) -> str | None:
+    loss = out[1]
+    if targets is None:
+        return None if loss is None else "without targets, forward must return (logits, None)"
+    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+        return "the loss must be one number, a 0-d tensor: the mean over all B·T predictions"
     return None
 
 
 register(
     Exercise(
-        name="next-token-loss",
-        notebook="07_the_full_gpt",
-        reference=_next_token_loss,
-        make_inputs=_loss_inputs,
-        properties=(Property("a positive scalar", _scalar_loss),),
+        name="gpt",
+        notebook="07_build_the_gpt",
+        reference=GPT,
+        make_inputs=_gpt_inputs,
+        adapt=_run_gpt,
+        properties=(Property("the loss is one number", _loss_is_a_number),),
+        returns=("logits", "loss"),
         mistakes=(
             Mistake(
-                "targets not shifted",
-                "the targets are not shifted: logits at position t are scored against token t "
-                "itself, which the model already sees, so it learns to copy. Compare "
-                "logits[:, :-1] with tokens[:, 1:].",
-                lambda lo, tk: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), tk.reshape(-1)),
+                "no-final-layernorm",
+                "the logits come straight from the last block: a Pre-LN stack needs one more "
+                "LayerNorm before the unembedding, logits = self.lm_head(self.ln_f(x)).",
+                _NoFinalNormGPT,
             ),
             Mistake(
-                "shifted the wrong way",
-                "the shift goes the wrong way: logits[:, 1:] against tokens[:, :-1] asks each "
-                "position to predict the token before it. Use logits[:, :-1] and tokens[:, 1:].",
-                lambda lo, tk: F.cross_entropy(
-                    lo[:, 1:].reshape(-1, lo.shape[-1]), tk[:, :-1].reshape(-1)
-                ),
+                "positions-not-added",
+                "the position vectors are never added, so the model cannot tell where a token "
+                "stands: x = self.tok_emb(idx) + self.pos_emb(torch.arange(T)).",
+                _NoPositionsGPT,
             ),
             Mistake(
-                "softmax before cross_entropy",
-                "F.cross_entropy takes raw logits and applies log-softmax itself; a softmax "
-                "before it squashes the scores twice. Pass the logits directly.",
-                lambda lo, tk: F.cross_entropy(
-                    lo[:, :-1].softmax(-1).reshape(-1, lo.shape[-1]), tk[:, 1:].reshape(-1)
-                ),
+                "positions-added-after-the-blocks",
+                "you add the position vectors after the blocks, where attention can no longer "
+                "use them. Add them to the token vectors before the first block.",
+                _PositionsAfterBlocksGPT,
             ),
             Mistake(
-                "summed",
-                "the loss is summed over positions, not averaged, so it grows with B and T and "
-                "the learning rate would have to change with them. Take the mean (the default "
-                "reduction).",
-                lambda lo, tk: F.cross_entropy(
-                    lo[:, :-1].reshape(-1, lo.shape[-1]), tk[:, 1:].reshape(-1), reduction="sum"
-                ),
+                "loss-against-the-inputs",
+                "the loss compares the logits with idx, the tokens the model reads. They must "
+                "be compared with targets, the next tokens: "
+                "F.cross_entropy(logits.flatten(0, 1), targets.flatten()).",
+                _LossAgainstInputsGPT,
+            ),
+            Mistake(
+                "targets-shifted-twice",
+                "the targets arrive already shifted by one (targets[:, t] is the token after "
+                "idx[:, t]); shifting them again inside forward scores each position against "
+                "the token two ahead. Use all B·T logits against all B·T targets.",
+                _ShiftedTwiceGPT,
+            ),
+            NOT_TIED,
+            TIED_ALWAYS,
+            *(Mistake(m.name, m.message, _with_block(m.implementation)) for m in BLOCK_MISTAKES),
+        ),
+        atol=1e-4,
+        rtol=1e-4,
+        hint="x = tok_emb(idx) + pos_emb(arange(T)); every block; ln_f; lm_head; "
+        "F.cross_entropy(logits.flatten(0, 1), targets.flatten())",
+    )
+)
+
+# --- generate: crop to the last max_len tokens, temperature, top-k ---------------------------
+
+
+def _generate(
+    model: nn.Module,
+    idx: torch.Tensor,
+    n_new: int,
+    max_len: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+    window: str = "last",
+    position: int = -1,
+    temperature_on: str = "logits",
+    top_k_rule: str = "largest",
+) -> torch.Tensor:
+    """The reference with the defaults: idx [B, T] → [B, T + n_new]. Each keyword after
+    `generator` reproduces one catalogued mistake."""
+    with torch.no_grad():
+        for _ in range(n_new):
+            context = {"last": idx[:, -max_len:], "first": idx[:, :max_len], "all": idx}[window]
+            logits = model(context)[0][:, position]  # [B, V]
+            if temperature_on == "logits":
+                logits = logits / temperature
+            elif temperature_on == "logits, multiplied":
+                logits = logits * temperature
+            if top_k is not None:
+                logits = _top_k(logits, top_k, top_k_rule)
+            probs = torch.softmax(logits, dim=-1)
+            if temperature_on == "probabilities":
+                probs = probs / temperature
+            if temperature_on == "none: arg-max":
+                next_id = probs.argmax(dim=-1, keepdim=True)
+            else:
+                next_id = torch.multinomial(probs, 1, generator=generator)
+            idx = torch.cat([idx, next_id], dim=1)
+    return idx
+
+
+def _top_k(logits: torch.Tensor, k: int, rule: str) -> torch.Tensor:
+    if rule == "smallest":
+        kth = torch.topk(logits, k, dim=-1, largest=False).values[:, -1:]
+        return logits.masked_fill(logits > kth, float("-inf"))
+    kept = k + 1 if rule == "k + 1" else k
+    kth = torch.topk(logits, min(kept, logits.shape[-1]), dim=-1).values[:, -1:]
+    return logits.masked_fill(logits < kth, 0.0 if rule == "zero" else float("-inf"))
+
+
+def _generate_inputs(g: torch.Generator) -> list[tuple]:
+    """A gptlib model that knows 6 positions, with lively weights, and prompts whose generation
+    runs past them: greedy (top_k = 1), a low temperature, a high one with top-k = 3. Each
+    call gets its own seeded generator."""
+    model = _lively(
+        LibraryGPT(GPTConfig(vocab_size=10, d_model=16, n_heads=2, n_layers=2, max_len=6)),
+        g,
+    )
+    cases = []
+    for (B, T), n_new, temperature, top_k, seed in (
+        ((2, 4), 6, 1.0, 1, 11),
+        ((2, 3), 7, 0.5, None, 12),
+        ((1, 5), 6, 2.0, 3, 13),
+        ((3, 2), 8, 1.0, 4, 14),
+    ):
+        idx = torch.randint(10, (B, T), generator=g)
+        generator = torch.Generator().manual_seed(seed)
+        cases.append((model, idx, n_new, 6, temperature, top_k, generator))
+    return cases
+
+
+def _keeps_the_prompt(out: torch.Tensor, model, idx: torch.Tensor, *_: object) -> str | None:
+    if not torch.equal(out[:, : idx.shape[1]], idx):
+        return "the result must start with the prompt idx, unchanged, and append to it"
+    return None
+
+
+register(
+    Exercise(
+        name="generate",
+        notebook="07_build_the_gpt",
+        reference=_generate,
+        make_inputs=_generate_inputs,
+        properties=(Property("starts with the prompt", _keeps_the_prompt),),
+        mistakes=(
+            Mistake(
+                "no-crop",
+                "the model was given the whole sequence: once it grows past max_len tokens "
+                "the model has no position vector for the extra ones and fails. Feed it only "
+                "the last max_len tokens, idx[:, -max_len:].",
+                functools.partial(_generate, window="all"),
+            ),
+            Mistake(
+                "cropped-to-the-first-tokens",
+                "you kept the first max_len tokens, idx[:, :max_len]: once the text is longer, "
+                "the model keeps reading the same old window and never sees what it just "
+                "wrote. Keep the last ones, idx[:, -max_len:].",
+                functools.partial(_generate, window="first"),
+            ),
+            Mistake(
+                "first-position-logits",
+                "the next token comes from the logits at position 0, which predict the second "
+                "token of the window. The prediction for the next token is at the last "
+                "position: logits[:, -1].",
+                functools.partial(_generate, position=0),
+            ),
+            Mistake(
+                "temperature-after-softmax",
+                "the temperature had no effect: dividing the probabilities by T only rescales "
+                "them, and torch.multinomial draws the same way from any rescaling. Divide the "
+                "logits by T, then take the softmax.",
+                functools.partial(_generate, temperature_on="probabilities"),
+            ),
+            Mistake(
+                "temperature-multiplied",
+                "the logits were multiplied by the temperature: that sharpens the distribution "
+                "for T > 1 and flattens it for T < 1, the opposite of what T means. Divide.",
+                functools.partial(_generate, temperature_on="logits, multiplied"),
+            ),
+            Mistake(
+                "always-arg-max",
+                "you always took the most likely token, so temperature, top-k and the "
+                "generator change nothing. Draw from the distribution: "
+                "torch.multinomial(probs, 1, generator=generator).",
+                functools.partial(_generate, temperature_on="none: arg-max"),
+            ),
+            Mistake(
+                "top-k-keeps-k-plus-one",
+                "one token too many survives the top-k cut: keep the logits that are at least "
+                "the k-th largest, torch.topk(logits, k).values[:, -1:], and no more.",
+                functools.partial(_generate, top_k_rule="k + 1"),
+            ),
+            Mistake(
+                "top-k-keeps-the-smallest",
+                "you kept the k smallest logits, the least likely tokens. Top-k keeps the k "
+                "largest: torch.topk(logits, k) with its default largest=True.",
+                functools.partial(_generate, top_k_rule="smallest"),
+            ),
+            Mistake(
+                "top-k-masked-with-zero",
+                "the dropped logits were set to 0, not −∞, so those tokens keep a probability "
+                "of e⁰ / Σ. Fill them with float('-inf').",
+                functools.partial(_generate, top_k_rule="zero"),
             ),
         ),
-        hint="flatten logits[:, :-1] to [B·(T−1), V] and tokens[:, 1:] to [B·(T−1)].",
+        hint="for each new token: logits = model(idx[:, -max_len:])[0][:, -1] / temperature; "
+        "top-k; softmax; torch.multinomial(probs, 1, generator=generator); torch.cat",
     )
 )

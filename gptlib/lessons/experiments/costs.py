@@ -1,4 +1,4 @@
-"""Counting a Transformer: parameters, FLOPs, training time and memory (notebook 08).
+"""Counting a Transformer: parameters, FLOPs, training time and memory (notebook 09).
 
 Everything here is arithmetic on a model's shape (`Architecture`), except the three measuring
 helpers at the end (`count_flops`, `time_calls`, `measure_matmul_peak`), which the notebook
@@ -6,14 +6,15 @@ uses to check the arithmetic against torch's own FLOP counter and the reader's m
 
 Conventions: N is a parameter count, D a number of training tokens, T a context length,
 L layers, d the model width, V the vocabulary, d_ff the FFN width. FLOPs count a multiply-add
-as 2 floating-point operations.
+as 2 floating-point operations. Memory is in bytes; shown, it is both GiB (2³⁰ bytes, the unit
+of GPU memory sizes) and GB (10⁹ bytes, the unit of "13.5 GB of weights"), each labelled.
 """
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -25,6 +26,13 @@ STYLES = ("gpt", "llama")
 POSITIONS = ("learned", "sinusoidal", "none", "rope")
 A100_BF16_PEAK = 312e12  # FLOP/s, dense BF16 tensor cores (NVIDIA's datasheet)
 LLAMA2_7B_REPORTED_GPU_HOURS = 184_320  # A100-80GB hours, Touvron et al. 2023, Table 2
+GB = 10**9  # a gigabyte: 10⁹ bytes
+GIB = 2**30  # a gibibyte: 2³⁰ = 1,073,741,824 bytes
+
+
+def memory_text(n_bytes: float) -> str:
+    """Bytes in both units, each labelled: 7_247_757_312 → '6.75 GiB (7.248 GB)'."""
+    return f"{n_bytes / GIB:.4g} GiB ({n_bytes / GB:.4g} GB)"
 
 
 def _check_positive_int(name: str, value: object) -> None:
@@ -39,12 +47,14 @@ def _check_positive(name: str, value: float) -> None:
 
 @dataclass(frozen=True)
 class Architecture:
-    """The numbers that fix a decoder-only Transformer's size (notebook 08).
+    """The numbers that fix a decoder-only Transformer's size (notebook 09).
 
     style="gpt": LayerNorm (γ, plus β when `bias`), a GELU MLP with two matrices d × d_ff,
     biases in every linear layer when `bias`. style="llama": RMSNorm (γ only), a SwiGLU FFN
     with three matrices d × d_ff, no biases. `context` is T: the length of learned position
-    tables, of the attention term and of the KV cache. d_ff defaults to 4d.
+    tables, of the attention term and of the KV cache. d_ff defaults to 4d. `n_kv_heads`
+    (grouped-query attention, chapter 1.4) gives keys and values fewer heads than queries:
+    W_K and W_V become d × (n_kv_heads·d_h); None means one per query head (plain multi-head).
     """
 
     n_layers: int
@@ -53,6 +63,7 @@ class Architecture:
     vocab_size: int
     context: int
     d_ff: int | None = None
+    n_kv_heads: int | None = None
     style: str = "gpt"
     bias: bool = True
     tie_weights: bool = False
@@ -63,13 +74,20 @@ class Architecture:
     def __post_init__(self) -> None:
         for name in ("n_layers", "d_model", "n_heads", "vocab_size", "context"):
             _check_positive_int(name, getattr(self, name))
-        if self.d_ff is not None:
-            _check_positive_int("d_ff", self.d_ff)
+        for name in ("d_ff", "n_kv_heads"):
+            if getattr(self, name) is not None:
+                _check_positive_int(name, getattr(self, name))
         if self.d_model % self.n_heads:
             divisors = [h for h in range(1, min(self.d_model, 256) + 1) if self.d_model % h == 0]
             raise ValueError(
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: each head "
                 f"gets d_model / n_heads features. Choose n_heads from {divisors}"
+            )
+        if self.n_heads % self.kv_heads:
+            divisors = [k for k in range(1, self.n_heads + 1) if self.n_heads % k == 0]
+            raise ValueError(
+                f"n_kv_heads={self.n_kv_heads} does not divide n_heads={self.n_heads}: each "
+                f"key/value head serves a whole group of query heads. Choose from {divisors}"
             )
         if self.style not in STYLES:
             raise ValueError(f"style must be one of {STYLES}, got {self.style!r}")
@@ -88,9 +106,19 @@ class Architecture:
         """d_h = d / h."""
         return self.d_model // self.n_heads
 
+    @property
+    def kv_heads(self) -> int:
+        """Heads of keys and values: n_kv_heads, or h when every query head has its own."""
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def kv_width(self) -> int:
+        """Width of one token's key (and of its value) in one layer: kv_heads · d_h."""
+        return self.kv_heads * self.head_size
+
 
 def architecture_of(config: GPTConfig) -> Architecture:
-    """The `Architecture` of a `gptlib.GPT` built from `config` (notebooks 07, 08)."""
+    """The `Architecture` of a `gptlib.GPT` built from `config` (notebook 09)."""
     return Architecture(
         n_layers=config.n_layers,
         d_model=config.d_model,
@@ -127,12 +155,34 @@ PRESETS: dict[str, Architecture] = {
             positions="rope",
             name="Llama 2 7B",
         ),
+        Architecture(
+            126,
+            16_384,
+            128,
+            128_256,
+            8192,
+            d_ff=53_248,
+            n_kv_heads=8,
+            style="llama",
+            bias=False,
+            positions="rope",
+            name="Llama 3 405B",
+        ),
     )
 }
-"""Named shapes. GPT-2 and GPT-3 tie the unembedding to the token embedding."""
+"""Named shapes, as published. GPT-2 (Radford et al. 2019) and GPT-3 (Brown et al. 2020, Table
+2.1) tie the unembedding to the token embedding. Llama 2 7B: Touvron et al. 2023. Llama 3 405B:
+Dubey et al. 2024 ("The Llama 3 Herd of Models", Table 3: 126 layers, d = 16,384, d_ff =
+53,248, 128 query heads, 8 key/value heads), with the 128,256-token vocabulary and untied
+output layer of the released model's configuration and the 8,192-token pre-training context."""
 
-PRESET_TRAINING_TOKENS: dict[str, float] = {"GPT-3 175B": 300e9, "Llama 2 7B": 2e12}
-"""Tokens the published runs trained on (Brown et al. 2020; Touvron et al. 2023)."""
+PRESET_TRAINING_TOKENS: dict[str, float] = {
+    "GPT-3 175B": 300e9,
+    "Llama 2 7B": 2e12,
+    "Llama 3 405B": 15.6e12,
+}
+"""Tokens the published runs trained on (Brown et al. 2020; Touvron et al. 2023; Dubey et al.
+2024)."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +196,7 @@ class ParameterRow:
 
 @dataclass(frozen=True)
 class ParameterCounts:
-    """Parameters of an `Architecture`, by component (notebook 08).
+    """Parameters of an `Architecture`, by component (notebook 09).
 
     `layers` is L × (attention + FFN), as in the chapter's table; norms, embeddings and the
     position table are counted apart. `matmul_weights` are the parameters that take part in one
@@ -193,21 +243,26 @@ class ParameterCounts:
 
 
 def parameter_counts(arch: Architecture) -> ParameterCounts:
-    """Count an `Architecture`'s parameters component by component (notebook 08).
+    """Count an `Architecture`'s parameters component by component (notebook 09).
 
     GPT style, per layer: attention 4d² (+ 4d biases), MLP 2·d·d_ff (+ d_ff + d biases), two
     LayerNorms of d weights (+ d biases each). Llama style: attention 4d², SwiGLU 3·d·d_ff,
-    two RMSNorms of d weights. Then V·d for the token embedding, V·d more for an untied
+    two RMSNorms of d weights. With fewer key/value heads (n_kv_heads) attention holds
+    2d² + 2·d·(n_kv_heads·d_h). Then V·d for the token embedding, V·d more for an untied
     unembedding, T·d for learned positions and one final norm.
     """
     L, d, V, d_ff = arch.n_layers, arch.d_model, arch.vocab_size, arch.ffn_width
     n_ffn_matrices = 3 if arch.style == "llama" else 2
-    attention_weights, ffn_weights = 4 * d * d, n_ffn_matrices * d * d_ff
+    grouped = arch.kv_heads != arch.n_heads
+    attention_weights = 2 * d * d + 2 * d * arch.kv_width
+    ffn_weights = n_ffn_matrices * d * d_ff
     attention, ffn = attention_weights, ffn_weights
-    attention_formula, ffn_formula = "4d²", f"{n_ffn_matrices}·d·d_ff"
+    attention_formula = "2d² + 2·d·n_kv·d_h" if grouped else "4d²"
+    ffn_formula = f"{n_ffn_matrices}·d·d_ff"
     if arch.bias:
-        attention, ffn = attention + 4 * d, ffn + d_ff + d
-        attention_formula, ffn_formula = "4d² + 4d", ffn_formula + " + d_ff + d"
+        attention, ffn = attention + 2 * d + 2 * arch.kv_width, ffn + d_ff + d
+        attention_formula += " + 2d + 2·n_kv·d_h" if grouped else " + 4d"
+        ffn_formula += " + d_ff + d"
     per_norm = 2 * d if arch.style == "gpt" and arch.bias else d
     norm_symbol = "2d" if per_norm == 2 * d else "d"
     norms = (2 * L + arch.final_norm) * per_norm
@@ -283,6 +338,51 @@ def model_flops_per_token(
     return forward_flops_per_token(n_params) + attention
 
 
+@dataclass(frozen=True)
+class AttentionShare:
+    """The attention term over the weights' forward FLOPs, 4·L·T·d / 2N, as T grows (notebook
+    09). `crossing` is the context at which the two are equal: T = 2N / (4·L·d)."""
+
+    name: str
+    contexts: tuple[int, ...]
+    ratios: tuple[float, ...]
+    crossing: float
+
+    def ratio_at(self, context: int) -> float:
+        """The ratio at one of `contexts`."""
+        if context not in self.contexts:
+            raise ValueError(f"context {context} was not computed; choose from {self.contexts}")
+        return self.ratios[self.contexts.index(context)]
+
+    def lines(self) -> list[str]:
+        """The ratio at each context and the crossing, as `name = value` lines."""
+        return [
+            *(
+                f"{self.name}, attention / 2N at {t:,} tokens = {r:.3g}"
+                for t, r in zip(self.contexts, self.ratios, strict=True)
+            ),
+            f"{self.name}, context where attention equals 2N = {self.crossing:,.0f} tokens",
+        ]
+
+
+def attention_share(arch: Architecture, contexts: Sequence[int]) -> AttentionShare:
+    """4·L·T·d / 2N of `arch` at each context T in `contexts` (its own `context` is ignored).
+
+    Linear in T: the weights' FLOPs do not depend on the context, the attention term does.
+    """
+    if not contexts:
+        raise ValueError("give at least one context length, e.g. [512, 4096]")
+    for t in contexts:
+        _check_positive_int("context", t)
+    two_n = forward_flops_per_token(parameter_counts(arch).total)
+    ratios = tuple(
+        attention_flops_per_token(arch.n_layers, t, arch.d_model) / two_n for t in contexts
+    )
+    return AttentionShare(
+        arch.name, tuple(contexts), ratios, two_n / (4 * arch.n_layers * arch.d_model)
+    )
+
+
 def training_flops(n_params: int, n_tokens: float) -> float:
     """6·N·D: the whole training run's FLOPs (attention left out, as in the chapter)."""
     return 6 * n_params * n_tokens
@@ -346,22 +446,23 @@ def training_memory(
 
 
 def kv_cache_bytes(
-    n_layers: int, context: int, d_model: int, batch: int = 1, bytes_per_value: int = 2
+    n_layers: int, context: int, kv_width: int, batch: int = 1, bytes_per_value: int = 2
 ) -> int:
-    """Bytes of the KV cache: a key and a value vector of width d per layer, token, sequence.
+    """Bytes of the KV cache: a key and a value vector per layer, token and sequence.
 
-    2·L·T·d·B values (multi-head attention; grouped-query attention would shrink d to
-    n_kv_heads·d_h). `bytes_per_value`: 2 for fp16/bf16, 4 for fp32.
+    2·L·T·kv_width·B values. `kv_width` is d for multi-head attention (every head keeps its
+    keys) and n_kv_heads·d_h with grouped-query attention (`Architecture.kv_width`).
+    `bytes_per_value`: 2 for fp16/bf16, 4 for fp32.
     """
     for name, value in (
         ("n_layers", n_layers),
         ("context", context),
-        ("d_model", d_model),
+        ("kv_width", kv_width),
         ("batch", batch),
         ("bytes_per_value", bytes_per_value),
     ):
         _check_positive_int(name, value)
-    return 2 * n_layers * context * d_model * batch * bytes_per_value
+    return 2 * n_layers * context * kv_width * batch * bytes_per_value
 
 
 # The cost calculator ----------------------------------------------------------------------
@@ -374,10 +475,10 @@ def _count(n: float) -> str:
 
 @dataclass(frozen=True)
 class CostReport:
-    """Everything the cost calculator shows for one architecture and training run.
+    """Everything the cost calculator shows for one architecture and training run (notebook 09).
 
     Memory assumes BF16 mixed precision (16 bytes a parameter with Adam); the KV cache is for
-    one sequence of T tokens in BF16.
+    one sequence of T tokens in BF16. Memory lines give GiB and GB (`memory_text`).
     """
 
     architecture: Architecture
@@ -408,11 +509,13 @@ class CostReport:
             f"width d = {a.d_model:,}",
             f"heads h = {a.n_heads}",
             f"head size d_h = {a.head_size}",
+            f"key/value heads = {a.kv_heads}",
             f"vocabulary V = {a.vocab_size:,}",
             f"context T = {a.context:,}",
             f"FFN width d_ff = {a.ffn_width:,}",
             *table,
             f"parameters N = {p.total:,} ({_count(p.total)})",
+            f"weights in bf16 (2 bytes each) = {memory_text(2 * p.total)}",
             f"forward FLOPs per token (2N) = {self.forward_flops_per_token:.3g}",
             f"attention FLOPs per token (4·L·T·d) = {self.attention_flops_per_token:.3g}",
             f"training FLOPs per token (6N) = {self.training_flops_per_token:.3g}",
@@ -420,9 +523,9 @@ class CostReport:
             f"total training FLOPs = {self.total_training_flops:.3g}",
             f"sustained FLOP/s (peak × MFU) = {self.peak_flops * self.mfu:.3g}",
             f"accelerator-hours = {h:,.0f}" if h >= 100 else f"accelerator-hours = {h:.3g}",
-            f"training memory in GiB (bf16 weights and grads, fp32 Adam) = "
-            f"{self.memory.total / 2**30:.4g}",
-            f"KV cache in GiB (one sequence of T tokens, bf16) = {self.kv_cache_bytes / 2**30:.4g}",
+            "training memory (bf16 weights and grads, fp32 Adam) = "
+            f"{memory_text(self.memory.total)}",
+            f"KV cache (one sequence of T tokens, bf16) = {memory_text(self.kv_cache_bytes)}",
         ]
 
 
@@ -430,7 +533,7 @@ def cost_report(
     arch: Architecture, n_tokens: float, peak_flops: float = A100_BF16_PEAK, mfu: float = 0.4
 ) -> CostReport:
     """Parameters, FLOPs, accelerator-hours and memory of training `arch` on `n_tokens` tokens
-    with accelerators of `peak_flops` FLOP/s sustaining a fraction `mfu` of it (notebook 08).
+    with accelerators of `peak_flops` FLOP/s sustaining a fraction `mfu` of it (notebook 09).
 
     The pure function behind the cost-calculator widget.
     """
@@ -452,7 +555,7 @@ def cost_report(
         total_training_flops=total,
         accelerator_hours=accelerator_hours(total, peak_flops, mfu),
         memory=training_memory(n, weight_bytes=2, grad_bytes=2, optimizer_bytes=12),
-        kv_cache_bytes=kv_cache_bytes(arch.n_layers, arch.context, arch.d_model),
+        kv_cache_bytes=kv_cache_bytes(arch.n_layers, arch.context, arch.kv_width),
     )
 
 
@@ -465,16 +568,18 @@ def calculator_report(
     vocab_size: int | None = None,
     context: int | None = None,
     d_ff: int | None = None,
+    n_kv_heads: int | None = None,
     n_tokens: float | None = None,
     peak_tflops: float = A100_BF16_PEAK / 1e12,
     mfu: float = 0.4,
 ) -> CostReport:
-    """The cost calculator's state as a pure function (notebook 08's widget).
+    """The cost calculator's state as a pure function (notebook 09's widget).
 
     Starts from `PRESETS[preset]` (style, biases, tying and positions come from it) and
-    replaces the shape numbers that are given. `n_tokens` defaults to the published run's
-    tokens for GPT-3 and Llama 2, else to 20 tokens a parameter (the compute-optimal ratio of
-    Hoffmann et al. 2022). The peak is in TFLOP/s, `mfu` a fraction of it.
+    replaces the shape numbers that are given. `n_kv_heads` must divide the number of heads
+    (the preset's, or `n_heads`). `n_tokens` defaults to the published run's tokens for GPT-3
+    and the Llamas, else to 20 tokens a parameter (the compute-optimal ratio of Hoffmann et al.
+    2022). The peak is in TFLOP/s, `mfu` a fraction of it.
     """
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {list(PRESETS)}")
@@ -488,11 +593,12 @@ def calculator_report(
             ("vocab_size", vocab_size),
             ("context", context),
             ("d_ff", d_ff),
+            ("n_kv_heads", n_kv_heads),
         )
         if value is not None
     }
     arch = replace(base, **changes)
-    shape = ("n_layers", "d_model", "n_heads", "vocab_size", "context", "ffn_width")
+    shape = ("n_layers", "d_model", "n_heads", "vocab_size", "context", "ffn_width", "kv_heads")
     if any(getattr(arch, name) != getattr(base, name) for name in shape):
         arch = replace(arch, name=f"{preset} (modified)")
     if n_tokens is None:

@@ -1,12 +1,15 @@
-"""A decoder with Llama 2's parameter tensors, built to be counted (notebook 08).
+"""A decoder with Llama's parameter tensors, built to be counted (notebook 09).
 
 idx [B, T] → embed_tokens → L × (RMSNorm → attention, RMSNorm → SwiGLU) → RMSNorm → lm_head
 → logits [B, T, V]. No biases anywhere, untied embeddings, three d × d_ff matrices per FFN.
 Parameter names follow the Hugging Face Llama layout (q_proj, gate_proj, input_layernorm, …).
 
-Llama rotates queries and keys with RoPE (chapter 1.4). RoPE has no parameters and does no
-matrix multiplications, so it is left out: this module exists to have its parameters and matmul
-FLOPs counted. Build the 7B shape on `torch.device("meta")` to count it without allocating.
+Llama 3 gives keys and values fewer heads than queries (grouped-query attention, chapter 1.4):
+`n_kv_heads` key/value heads, each shared by n_heads / n_kv_heads query heads, so W_K and W_V
+are d × (n_kv_heads·d_h). Llama rotates queries and keys with RoPE (chapter 1.4). RoPE has no
+parameters and does no matrix multiplications, so it is left out: this module exists to have
+its parameters and matmul FLOPs counted. Build a 7B or 405B shape on `torch.device("meta")` to
+count it without allocating.
 """
 
 from __future__ import annotations
@@ -51,29 +54,43 @@ class SwiGLU(nn.Module):
 
 
 class LlamaAttention(nn.Module):
-    """Causal multi-head attention with separate W_Q, W_K, W_V, W_O (4d² weights, no biases).
+    """Causal attention with separate W_Q, W_K, W_V, W_O and no biases: 4d² weights, or
+    2d² + 2·d·(n_kv_heads·d_h) with fewer key/value heads.
 
-    x [B, T, d] → q, k, v [B, h, T, d_h] → written-out causal softmax attention → [B, T, d].
+    x [B, T, d] → q [B, h, T, d_h], k, v [B, n_kv_heads, T, d_h], each key/value head repeated
+    for its group of h / n_kv_heads query heads → written-out causal softmax → [B, T, d].
     """
 
-    def __init__(self, d_model: int, n_heads: int) -> None:
+    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None) -> None:
         super().__init__()
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         if n_heads < 1 or d_model % n_heads:
             raise ValueError(
                 f"d_model={d_model} is not divisible by n_heads={n_heads}; pick n_heads so "
                 "that each head gets d_model / n_heads features"
             )
-        self.n_heads = n_heads
+        if n_kv_heads < 1 or n_heads % n_kv_heads:
+            raise ValueError(
+                f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}; each key/value "
+                "head must serve a whole group of query heads"
+            )
+        self.n_heads, self.n_kv_heads, self.head_size = n_heads, n_kv_heads, d_model // n_heads
+        kv_width = n_kv_heads * self.head_size
         self.q_proj = nn.Linear(d_model, d_model, bias=False)
-        self.k_proj = nn.Linear(d_model, d_model, bias=False)
-        self.v_proj = nn.Linear(d_model, d_model, bias=False)
+        self.k_proj = nn.Linear(d_model, kv_width, bias=False)
+        self.v_proj = nn.Linear(d_model, kv_width, bias=False)
         self.o_proj = nn.Linear(d_model, d_model, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, d = x.shape
-        q, k, v = (
-            proj(x).view(B, T, self.n_heads, d // self.n_heads).transpose(1, 2)
-            for proj in (self.q_proj, self.k_proj, self.v_proj)
+        q = self.q_proj(x).view(B, T, self.n_heads, self.head_size).transpose(1, 2)
+        group = self.n_heads // self.n_kv_heads
+        k, v = (
+            proj(x)
+            .view(B, T, self.n_kv_heads, self.head_size)
+            .transpose(1, 2)
+            .repeat_interleave(group, dim=1)  # [B, h, T, d_h]: one copy per query head
+            for proj in (self.k_proj, self.v_proj)
         )
         out, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(T, device=x.device))
         return self.o_proj(out.transpose(1, 2).reshape(B, T, d))
@@ -82,10 +99,12 @@ class LlamaAttention(nn.Module):
 class LlamaBlock(nn.Module):
     """Pre-norm block: x + attn(RMSNorm(x)), then x + SwiGLU(RMSNorm(x)). [B, T, d] → [B, T, d]."""
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int) -> None:
+    def __init__(
+        self, d_model: int, n_heads: int, d_ff: int, n_kv_heads: int | None = None
+    ) -> None:
         super().__init__()
         self.input_layernorm = RMSNorm(d_model)
-        self.self_attn = LlamaAttention(d_model, n_heads)
+        self.self_attn = LlamaAttention(d_model, n_heads, n_kv_heads)
         self.post_attention_layernorm = RMSNorm(d_model)
         self.mlp = SwiGLU(d_model, d_ff)
 
@@ -95,14 +114,21 @@ class LlamaBlock(nn.Module):
 
 
 class LlamaShaped(nn.Module):
-    """A Llama-style decoder (notebook 08): `LlamaShaped(32, 4096, 32, 32_000, 11_008)` has
-    exactly Llama 2 7B's 6,738,415,616 parameters.
+    """A Llama-style decoder (notebook 09): `LlamaShaped(32, 4096, 32, 32_000, 11_008)` has
+    exactly Llama 2 7B's 6,738,415,616 parameters; `n_kv_heads` < n_heads gives grouped-query
+    attention (Llama 3).
 
     forward(idx [B, T]) → logits [B, T, V].
     """
 
     def __init__(
-        self, n_layers: int, d_model: int, n_heads: int, vocab_size: int, d_ff: int
+        self,
+        n_layers: int,
+        d_model: int,
+        n_heads: int,
+        vocab_size: int,
+        d_ff: int,
+        n_kv_heads: int | None = None,
     ) -> None:
         super().__init__()
         for name, value in (
@@ -111,12 +137,15 @@ class LlamaShaped(nn.Module):
             ("n_heads", n_heads),
             ("vocab_size", vocab_size),
             ("d_ff", d_ff),
+            ("n_kv_heads", n_heads if n_kv_heads is None else n_kv_heads),
         ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         self.vocab_size = vocab_size
         self.embed_tokens = nn.Embedding(vocab_size, d_model)
-        self.layers = nn.ModuleList(LlamaBlock(d_model, n_heads, d_ff) for _ in range(n_layers))
+        self.layers = nn.ModuleList(
+            LlamaBlock(d_model, n_heads, d_ff, n_kv_heads) for _ in range(n_layers)
+        )
         self.norm = RMSNorm(d_model)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
 

@@ -8,6 +8,7 @@ predictor) while the model, asked to predict from a prefix as in generation, fai
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -48,6 +49,7 @@ class AblationRun:
     losses: list[float] = field(repr=False)  # training loss at every step
     val_loss: float  # held-out loss, whole window visible (what training reports)
     prefix_loss: float  # held-out loss when each prediction sees only its prefix (generation)
+    position_loss: list[float] = field(repr=False)  # held-out loss at each window position [T]
     sample: str  # text generated from `prompt`
     word_hit_rate: float  # fraction of generated words that exist in the grammar
     next_token_attention: float  # largest mean weight any head puts on key t+1 from query t
@@ -64,8 +66,18 @@ def next_token_attention(model: GPT, idx: torch.Tensor) -> float:
     return float(ahead.mean(dim=(1, 3)).max())
 
 
-def train_run(setup: AblationSetup, causal: bool, grammar: Grammar = TOY_GRAMMAR) -> AblationRun:
-    """Train one model with (`causal=True`) or without the mask and evaluate it."""
+def train_run(
+    setup: AblationSetup,
+    causal: bool,
+    grammar: Grammar = TOY_GRAMMAR,
+    alter: Callable[[GPT], object] | None = None,
+) -> AblationRun:
+    """Train one model with (`causal=True`) or without the mask and evaluate it.
+
+    `alter` changes the freshly built model in place before training (notebook 04 plants the
+    reshape bug with it). The sample is generated without the KV cache, recomputing the window
+    at every step, so every model generates through the very forward pass it was trained with.
+    """
     train_ids, tokenizer = toy_text_ids(setup.train_sentences, setup.seed, grammar)
     val_ids, _ = toy_text_ids(setup.val_sentences, setup.seed + 1, grammar)
     config = GPTConfig(
@@ -78,6 +90,8 @@ def train_run(setup: AblationSetup, causal: bool, grammar: Grammar = TOY_GRAMMAR
     )
     torch.manual_seed(setup.seed)  # the same initial weights for both runs: the mask has none
     model = GPT(config)
+    if alter is not None:
+        alter(model)
     run = plain_adam(
         setup.steps, setup.lr, batch_size=setup.batch, block_size=setup.block_size, seed=setup.seed
     )  # the same batches for both runs, too
@@ -85,21 +99,24 @@ def train_run(setup: AblationSetup, causal: bool, grammar: Grammar = TOY_GRAMMAR
     model.eval()
     x, y = BatchSampler(val_ids, setup.val_windows, setup.block_size, seed=1).sample()
     with torch.no_grad():
-        val_loss = model(x, y)[1].item()
+        logits, loss = model(x, y)
+        per_token = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
         prefix = prefix_logits(model, x)
         prefix_loss = F.cross_entropy(prefix.flatten(0, 1), y.flatten()).item()
         generated = model.generate(
             tokenizer.encode(setup.prompt)[None],
             setup.sample_chars,
             generator=torch.Generator().manual_seed(setup.seed),
+            use_cache=False,
         )
     sample = tokenizer.decode(generated[0])
     return AblationRun(
         causal=causal,
         model=model,
         losses=losses.tolist(),
-        val_loss=val_loss,
+        val_loss=loss.item(),
         prefix_loss=prefix_loss,
+        position_loss=per_token.view(y.shape).mean(dim=0).tolist(),
         sample=sample,
         word_hit_rate=word_hit_rate(sample, grammar.words()),
         next_token_attention=next_token_attention(model, x),

@@ -6,6 +6,7 @@ Shapes: B batch, T positions, d model width, h heads, d_h = d / h.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -51,6 +52,32 @@ def split_heads_without_transpose(t: torch.Tensor, n_heads: int) -> torch.Tensor
     """
     B, T, d = t.shape
     return t.reshape(B, n_heads, T, d // n_heads)
+
+
+def scramble_head_split(model: nn.Module) -> nn.Module:
+    """Plant the pitfall in every `CausalSelfAttention` of `model` (or in `model` itself), in
+    place, and return it.
+
+    Each layer's `split_heads` becomes `split_heads_without_transpose`; weights, mask and
+    merge stay as they were. Only a forward pass over several positions at once differs: a
+    single new token ([B, 1, d]) splits the same either way, so generate without the KV cache.
+    """
+    for attn in model.modules():
+        if isinstance(attn, CausalSelfAttention):
+            attn.split_heads = functools.partial(
+                split_heads_without_transpose, n_heads=attn.n_heads
+            )
+    return model
+
+
+def positions_reading_their_target(
+    layer: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, atol: float = 1e-6
+) -> list[int]:
+    """Positions t whose output moves when the input at t + 1 changes, for x [B, T, d].
+
+    In a language model the token at t + 1 is position t's target: a causal layer returns [].
+    """
+    return [t for t in range(x.shape[1] - 1) if changed_slots(layer, x, t + 1, atol)[t]]
 
 
 def multi_head_steps(
@@ -105,6 +132,19 @@ def changed_slots(
     with torch.no_grad():
         diff = (fn(nudged) - fn(x)).abs()
     return diff.amax(dim=(0, -1)) > atol
+
+
+def slot_tokens(split: SplitFn, T: int, d_model: int) -> torch.Tensor:
+    """Which token fills each (head, slot) after `split` ([B, T, d] → [B, h, T, d_h]), [h, T].
+
+    Splits a tensor in which every feature of token t holds the number t. ValueError if a slot
+    mixes the features of several tokens.
+    """
+    ids = torch.arange(T, dtype=torch.float32)[None, :, None].expand(1, T, d_model).contiguous()
+    slots = split(ids)[0]  # [h, T, d_h]
+    if not (slots == slots[..., :1]).all():
+        raise ValueError("a slot of this split holds features of several tokens")
+    return slots[..., 0].long()
 
 
 def multi_head_by_loop(attn: CausalSelfAttention, x: torch.Tensor) -> torch.Tensor:

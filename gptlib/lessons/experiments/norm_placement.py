@@ -7,7 +7,9 @@ toy grammar (`gptlib.data.grammar`). Shapes: B batch, T positions, L blocks.
 
 from __future__ import annotations
 
+import itertools
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -24,6 +26,7 @@ from gptlib.model import GPT, GPTConfig
 D_MODEL, N_HEADS, BLOCK_SIZE, BATCH_SIZE = 32, 4, 32, 16
 TOY_SENTENCES = 2000
 VOCAB_SIZE = TOY_GRAMMAR.tokenizer().vocab_size
+NORM_LABELS = {"pre": "Pre-LN", "post": "Post-LN"}
 
 
 def transformer_init_(model: GPT) -> GPT:
@@ -67,7 +70,7 @@ def build_model(norm: str, n_layers: int, seed: int = 0) -> GPT:
 
 
 def init_gradient_profile(
-    norm: str, n_layers: int, ids: torch.Tensor, n_models: int = 3, n_batches: int = 2
+    norm: str, n_layers: int, ids: torch.Tensor, n_models: int = 4, n_batches: int = 1
 ) -> torch.Tensor:
     """Per-block gradient norms at initialisation, [L], averaged over models and batches.
 
@@ -92,38 +95,174 @@ def unigram_entropy(ids: torch.Tensor) -> float:
     return float(-(p * p.log()).sum())
 
 
-def training_comparison(
-    ids: torch.Tensor,
-    n_layers: int = 8,
-    steps: int = 120,
-    lr: float = 6e-3,
-    warmup_steps: int = 40,
-    seed: int = 0,
-) -> dict[str, torch.Tensor]:
-    """Train three identical-but-for-norm models; return each one's losses [steps].
-
-    Keys: "Pre-LN, no warmup", "Post-LN, no warmup", "Post-LN, warmup N" (N = warmup_steps).
-    Same seed, data order and learning rate for all three.
-    """
-    runs = {
-        "Pre-LN, no warmup": ("pre", 0),
-        "Post-LN, no warmup": ("post", 0),
-        f"Post-LN, warmup {warmup_steps}": ("post", warmup_steps),
-    }
-    return {
-        name: train_losses(
-            build_model(norm, n_layers, seed=seed),
-            ids,
-            plain_adam(steps, lr, warmup, BATCH_SIZE, BLOCK_SIZE, seed),
-        )
-        for name, (norm, warmup) in runs.items()
-    }
-
-
 def final_loss(losses: torch.Tensor, last: int = 10) -> float:
     """Mean of the last `last` losses (NaN counts as infinitely bad: a diverged run)."""
     tail = losses[-last:]
     return math.inf if torch.isnan(tail).any() else float(tail.mean())
+
+
+@dataclass(frozen=True)
+class GradientProfiles:
+    """Per-block gradient norms at initialisation, {"pre"|"post": [L]}, for one depth L."""
+
+    profiles: dict[str, torch.Tensor]
+
+    def __post_init__(self) -> None:
+        if not self.profiles:
+            raise ValueError("GradientProfiles needs at least one profile ('pre' or 'post')")
+
+    @property
+    def depth(self) -> int:
+        return len(next(iter(self.profiles.values())))
+
+    def lines(self) -> list[str]:
+        """The key numbers as `name = value` lines (what the explorer prints)."""
+        lines = [f"depth = {self.depth}"]
+        for norm, profile in self.profiles.items():
+            label = NORM_LABELS[norm]
+            lines += [
+                f"{label} first block = {profile[0]:.3f}",
+                f"{label} last block = {profile[-1]:.3f}",
+                f"{label} max / min = {profile.max() / profile.min():.2f}",
+            ]
+        if {"pre", "post"} <= self.profiles.keys():
+            ratio = self.profiles["post"][-1] / self.profiles["pre"][-1]
+            lines.append(f"Post-LN / Pre-LN at the last block = {ratio:.2f}")
+        return lines
+
+
+# The three arms of the learning-rate grid: (norm placement, with warmup).
+ARMS = {"Pre-LN": ("pre", False), "Post-LN": ("post", False), "Post-LN + warmup": ("post", True)}
+STALL_MARGIN = 0.2  # nats: a run that ends this close to the unigram entropy learned ~no context
+
+
+@dataclass(frozen=True)
+class LearningRateGrid:
+    """Training runs over depth × learning rate for each arm of `ARMS` (notebook 06).
+
+    curves [A, D, R, S, steps]: every step's training loss (NaN after a divergence), for arm
+    a, depth d, learning rate r and seed s. `floor` is the unigram entropy of the data, the
+    loss of a model that ignores the context.
+    """
+
+    arms: tuple[str, ...]
+    depths: tuple[int, ...]
+    lrs: tuple[float, ...]
+    seeds: tuple[int, ...]
+    steps: int
+    warmup_steps: int
+    curves: torch.Tensor
+    floor: float
+
+    @property
+    def final(self) -> torch.Tensor:
+        """[A, D, R, S]: each run's mean loss over its last 10 steps (inf if it diverged)."""
+        A, D, R, S, _ = self.curves.shape
+        runs = self.curves.reshape(-1, self.steps)
+        return torch.tensor([final_loss(c) for c in runs], dtype=torch.float64).view(A, D, R, S)
+
+    @property
+    def mean(self) -> torch.Tensor:
+        """[A, D, R]: the final loss averaged over seeds (inf if any seed diverged)."""
+        return self.final.mean(dim=-1)
+
+    @property
+    def spread(self) -> torch.Tensor:
+        """[A, D, R]: largest minus smallest final loss over the seeds."""
+        final = self.final
+        return final.amax(dim=-1) - final.amin(dim=-1)
+
+    @property
+    def diverged(self) -> torch.Tensor:
+        """[A, D, R] bool: some seed's loss became NaN or infinite."""
+        return torch.isinf(self.final).any(dim=-1)
+
+    @property
+    def stalled(self) -> torch.Tensor:
+        """[A, D, R] bool: no seed diverged, and the mean ended within `STALL_MARGIN` of the
+        unigram entropy (or above it): the model learned nothing beyond letter frequencies."""
+        return ~self.diverged & (self.mean > self.floor - STALL_MARGIN)
+
+    def index(self, arm: str, depth: int, lr: float) -> tuple[int, int, int]:
+        """Where a cell sits in the [A, D, R] tensors; ValueError for a cell not in the grid."""
+        for name, value, known in (
+            ("arm", arm, self.arms),
+            ("depth", depth, self.depths),
+            ("lr", lr, self.lrs),
+        ):
+            if value not in known:
+                raise ValueError(f"{name} {value!r} is not in the grid; it has {known}")
+        return self.arms.index(arm), self.depths.index(depth), self.lrs.index(lr)
+
+    def loss(self, arm: str, depth: int, lr: float) -> float:
+        """The seed-averaged final loss of one cell."""
+        return float(self.mean[self.index(arm, depth, lr)])
+
+    def is_stalled(self, arm: str, depth: int, lr: float) -> bool:
+        """Whether one cell stalled at the unigram entropy (see `stalled`)."""
+        return bool(self.stalled[self.index(arm, depth, lr)])
+
+    def table(self) -> str:
+        """The grid as text: one block of rows per arm, one column per learning rate; a
+        stalled cell is starred, a diverged one says so."""
+        head = f"{'':18}{'blocks':>7}" + "".join(f"{lr:>10.0e}" for lr in self.lrs)
+        rows = [head]
+        for a, arm in enumerate(self.arms):
+            for d, depth in enumerate(self.depths):
+                cells = "".join(
+                    f"{_cell(m, bool(s), bool(x)):>10}"
+                    for m, s, x in zip(
+                        self.mean[a, d], self.stalled[a, d], self.diverged[a, d], strict=True
+                    )
+                )
+                rows.append(f"{arm if d == 0 else '':18}{depth:>7}{cells}")
+        rows.append(
+            f"* stalled: ended within {STALL_MARGIN} of the unigram entropy {self.floor:.3f}"
+        )
+        return "\n".join(rows)
+
+
+def _cell(loss: float, stalled: bool, diverged: bool) -> str:
+    if diverged:
+        return "diverged"
+    return f"{loss:.2f}" + ("*" if stalled else " ")
+
+
+def learning_rate_grid(
+    ids: torch.Tensor,
+    depths: tuple[int, ...] = (2, 4, 8),
+    lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2),
+    steps: int = 50,
+    warmup_steps: int = 15,
+    seeds: tuple[int, ...] = (0, 1),
+    batch_size: int = 8,
+) -> LearningRateGrid:
+    """Train every arm × depth × learning rate × seed on ids [N]; return the losses.
+
+    Each run is a `build_model` GPT (Xavier init) trained by `train_losses` with plain Adam at
+    a constant learning rate, after a linear warmup of `warmup_steps` in the warmup arm. A
+    seed fixes both the initial weights and the batches, so the three arms of a seed start
+    from the same weights (up to the norm placement) and see the same data.
+    """
+    if not depths or not lrs or not seeds:
+        raise ValueError(f"need depths, lrs and seeds, got {depths}, {lrs}, {seeds}")
+    if not 0 < warmup_steps < steps:
+        raise ValueError(f"need 0 < warmup_steps < steps, got {warmup_steps} and {steps}")
+    runs = []
+    for (norm, warm), depth, lr, seed in itertools.product(ARMS.values(), depths, lrs, seeds):
+        config = plain_adam(steps, lr, warmup_steps if warm else 0, batch_size, BLOCK_SIZE, seed)
+        runs.append(train_losses(build_model(norm, depth, seed=seed), ids, config))
+    curves = torch.stack(runs).view(len(ARMS), len(depths), len(lrs), len(seeds), steps)
+    return LearningRateGrid(
+        tuple(ARMS),
+        tuple(depths),
+        tuple(lrs),
+        tuple(seeds),
+        steps,
+        warmup_steps,
+        curves,
+        unigram_entropy(ids),
+    )
 
 
 @torch.no_grad()

@@ -6,6 +6,7 @@ Shapes: B batch, T positions, d model width, L blocks.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -63,6 +64,39 @@ def activation_values_and_slopes(
     return result
 
 
+INITS = ("gpt2", "lecun", "variance-preserving")
+
+
+def gelu_gain() -> float:
+    """1 / √E[GELU(z)²] for z ~ N(0, 1), about 1.53: the gain that undoes GELU's shrinkage.
+
+    GELU keeps about 0.425 of a unit-variance input's second moment (ReLU keeps 0.5, hence He's
+    gain √2). Computed by integrating against the normal density on a fine grid, in float64.
+    """
+    z = torch.linspace(-12.0, 12.0, 240_001, dtype=torch.float64)
+    density = torch.exp(-0.5 * z**2) / math.sqrt(2 * math.pi)
+    second_moment = torch.trapezoid(F.gelu(z) ** 2 * density, z)
+    return float(second_moment.rsqrt())
+
+
+def fan_in_init_(model: GPT, gain_after_gelu: float) -> GPT:
+    """Re-initialise `model` in place so that each layer keeps its input's scale; return it.
+
+    Every linear weight N(0, 1/fan_in) (LeCun), the one after the MLP's GELU (`mlp.down`) with
+    an extra `gain_after_gelu`; biases 0; embeddings N(0, 1); LayerNorms left at γ=1, β=0.
+    With `gelu_gain()` each sublayer hands on a signal of its input's size (notebook 05).
+    """
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            gain = gain_after_gelu if name.endswith("mlp.down") else 1.0
+            nn.init.normal_(module.weight, mean=0.0, std=gain / math.sqrt(module.in_features))
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=1.0)
+    return model
+
+
 @dataclass(frozen=True)
 class GradientFlow:
     """What one backward pass through a deep stack shows (notebook 05).
@@ -70,29 +104,37 @@ class GradientFlow:
     grad_norms [L]: gradient norm of each block's parameters, block 1 first.
     token_similarity [L]: mean cosine similarity between the vectors of different positions
     after each block (each vector centred over its d features, as LayerNorm would see it).
+    stream_norms [L]: mean per-token norm |x| of each block's output.
     """
 
     grad_norms: torch.Tensor
     token_similarity: torch.Tensor
+    stream_norms: torch.Tensor
 
 
 def deep_stack(
     n_layers: int,
     residual: bool,
     layer_norm: bool = True,
+    init: str = "gpt2",
     d_model: int = 64,
     n_heads: int = 4,
     block_size: int = 32,
     vocab_size: int = 65,
     seed: int = 0,
 ) -> GPT:
-    """A GPT (GPT-2 initialisation, float64) whose blocks keep or drop their skip connections.
+    """A float64 GPT whose blocks keep or drop their skip connections.
 
     `layer_norm=False` replaces each block's two LayerNorms by the identity, leaving the
     residual connection as the only difference between `residual=True` and `False`. The
-    final LayerNorm before the unembedding stays. float64 so that gradients far below
-    float32's smallest number (about 1e-45) are still measured rather than rounded to 0.
+    final LayerNorm before the unembedding stays. `init` is one of `INITS`: "gpt2" is gptlib's
+    own (std 0.02, the stream-writing projections shrunk by 1/√(2L)); "lecun" draws every
+    weight N(0, 1/fan_in); "variance-preserving" adds `gelu_gain()` after the GELU, so each
+    sublayer keeps its input's scale. float64 so that gradients far below float32's smallest
+    positive number (about 1.4e-45) are still measured rather than rounded to 0.
     """
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}")
     torch.manual_seed(seed)
     config = GPTConfig(
         vocab_size=vocab_size,
@@ -101,7 +143,10 @@ def deep_stack(
         n_layers=n_layers,
         max_len=block_size,
     )
-    model = GPT(config).double()
+    model = GPT(config)
+    if init != "gpt2":
+        fan_in_init_(model, gelu_gain() if init == "variance-preserving" else 1.0)
+    model = model.double()
     for block in model.blocks:
         block.residual = residual
         if not layer_norm:
@@ -110,9 +155,15 @@ def deep_stack(
 
 
 def mean_token_similarity(h: torch.Tensor) -> torch.Tensor:
-    """Mean cosine similarity between the centred vectors of different positions of h [B, T, d]."""
-    centred = F.normalize(h - h.mean(dim=-1, keepdim=True), dim=-1)
-    cosines = centred @ centred.transpose(1, 2)  # [B, T, T]
+    """Mean cosine similarity between the centred vectors of different positions of h [B, T, d].
+
+    Scale-free: each vector is divided by its largest entry before its length is taken, so
+    vectors of size 1e-200 (float64) are compared as faithfully as unit ones.
+    """
+    centred = h - h.mean(dim=-1, keepdim=True)
+    largest = centred.abs().amax(dim=-1, keepdim=True).clamp_min(torch.finfo(h.dtype).tiny)
+    unit = F.normalize(centred / largest, dim=-1)
+    cosines = unit @ unit.transpose(1, 2)  # [B, T, T]
     T = h.shape[1]
     off_diagonal = cosines.sum(dim=(1, 2)) - cosines.diagonal(dim1=1, dim2=2).sum(dim=1)
     return (off_diagonal / (T * (T - 1))).mean()
@@ -122,16 +173,18 @@ def gradient_flow(
     n_layers: int,
     residual: bool,
     layer_norm: bool = True,
+    init: str = "gpt2",
     batch_size: int = 8,
     block_size: int = 32,
     d_model: int = 64,
     seed: int = 0,
 ) -> GradientFlow:
-    """Per-block gradient norms and token similarity of `deep_stack` on random tokens."""
+    """Per-block gradient norms, token similarity and stream size of `deep_stack` on random
+    tokens (one forward and one backward pass)."""
     if n_layers < 1 or block_size < 2:
         raise ValueError(f"need n_layers >= 1 and block_size >= 2, got {n_layers}, {block_size}")
     model = deep_stack(
-        n_layers, residual, layer_norm, d_model=d_model, block_size=block_size, seed=seed
+        n_layers, residual, layer_norm, init, d_model=d_model, block_size=block_size, seed=seed
     )
     generator = torch.Generator().manual_seed(seed)
     V = model.config.vocab_size
@@ -139,7 +192,11 @@ def gradient_flow(
     targets = torch.randint(0, V, (batch_size, block_size), generator=generator)
     with capture_outputs(model.blocks) as outputs:
         grad_norms = loss_gradient_norms(model, inputs, targets)
-    return GradientFlow(grad_norms, torch.stack([mean_token_similarity(h) for h in outputs]))
+    return GradientFlow(
+        grad_norms,
+        torch.stack([mean_token_similarity(h.detach()) for h in outputs]),
+        torch.stack([h.detach().norm(dim=-1).mean() for h in outputs]),
+    )
 
 
 @dataclass(frozen=True)

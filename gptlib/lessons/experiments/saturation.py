@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 WIDEST_DRAW = 1024  # components drawn once per seed; d_k <= this uses a prefix of them
 
@@ -115,3 +117,187 @@ def _draw(
     q = torch.randn(n_queries, 1, width, generator=generator)
     k = torch.randn(n_queries, n_keys, width, generator=generator)
     return q, k, upstream
+
+
+# --- Training with and without 1/√d_k: a retrieval task for one attention head -------------
+
+
+@dataclass(frozen=True)
+class RetrievalTask:
+    """Key-value recall: `n_pairs` (key, value) pairs, then one of their keys as the query; the
+    answer is the value stored with it (notebook 02).
+
+    Keys are distinct ids out of `n_keys`, values random ids out of `n_values`. The pairs are a
+    set (no positions), so the only way to the answer is to attend to the pair whose key
+    matches the query: attention must learn *which key to read*. Guessing scores ln(n_values).
+    """
+
+    n_pairs: int = 16
+    n_keys: int = 32
+    n_values: int = 16
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.n_pairs <= self.n_keys or self.n_values < 2:
+            raise ValueError(
+                f"need 2 <= n_pairs <= n_keys and n_values >= 2, got n_pairs={self.n_pairs}, "
+                f"n_keys={self.n_keys}, n_values={self.n_values}"
+            )
+
+    def batch(
+        self, batch_size: int, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """keys [B, n_pairs], values [B, n_pairs] and the queried pair's index [B]."""
+        keys = torch.rand(batch_size, self.n_keys, generator=generator).argsort(-1)
+        keys = keys[:, : self.n_pairs]  # distinct keys in every sequence
+        values = torch.randint(0, self.n_values, (batch_size, self.n_pairs), generator=generator)
+        queried = torch.randint(0, self.n_pairs, (batch_size,), generator=generator)
+        return keys, values, queried
+
+
+class RetrievalHead(nn.Module):
+    """One attention head over the pairs, its query the queried key (notebook 02).
+
+    A pair is the vector (E_key[k] + E_value[v]) / √2, [d_model]; the query vector is E_key of
+    the queried key. q = W_Q·query [d_k], k_j = W_K·pair_j [d_k], v_j = W_V·pair_j [d_model];
+    the attention output goes through a linear readout to logits over the values. At
+    initialisation every component of q and k has mean 0 and variance 1, the chapter's
+    assumption, so unscaled scores spread with std √d_k. `scaled` divides them by √d_k.
+    """
+
+    def __init__(
+        self, task: RetrievalTask, d_k: int, scaled: bool, d_model: int, generator: torch.Generator
+    ) -> None:
+        super().__init__()
+        self.scaled, self.d_k = scaled, d_k
+        self.key_emb = nn.Embedding(task.n_keys, d_model)
+        self.value_emb = nn.Embedding(task.n_values, d_model)
+        self.W_Q = nn.Linear(d_model, d_k, bias=False)
+        self.W_K = nn.Linear(d_model, d_k, bias=False)
+        self.W_V = nn.Linear(d_model, d_model, bias=False)
+        self.readout = nn.Linear(d_model, task.n_values, bias=False)
+        with torch.no_grad():  # unit-variance embeddings; W ~ N(0, 1/d_model) keeps variance 1
+            for emb in (self.key_emb, self.value_emb):
+                nn.init.normal_(emb.weight, std=1.0, generator=generator)
+            for linear in (self.W_Q, self.W_K, self.W_V, self.readout):
+                nn.init.normal_(linear.weight, std=d_model**-0.5, generator=generator)
+
+    def forward(
+        self, keys: torch.Tensor, values: torch.Tensor, queried: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """keys, values [B, n_pairs], queried [B] → (logits [B, n_values], scores [B, n_pairs]).
+
+        `scores` are what enters the softmax (divided by √d_k when `scaled`).
+        """
+        pairs = (self.key_emb(keys) + self.value_emb(values)) / math.sqrt(2)  # [B, n, d_model]
+        query = self.key_emb(keys.gather(1, queried[:, None]))  # [B, 1, d_model]
+        q, k, v = self.W_Q(query), self.W_K(pairs), self.W_V(pairs)  # [B,1,d_k], [B,n,d_k], ...
+        scores = (q @ k.transpose(-2, -1))[:, 0]  # [B, n_pairs]
+        if self.scaled:
+            scores = scores / math.sqrt(self.d_k)
+        out = torch.softmax(scores, dim=-1)[:, None] @ v  # [B, 1, d_model]
+        return self.readout(out[:, 0]), scores
+
+
+@dataclass(frozen=True)
+class RetrievalRun:
+    """One training run of a `RetrievalHead` with Adam at learning rate `lr` (notebook 02).
+
+    losses [steps]: each step's cross-entropy in nats per answer (before the update);
+    answer_weight [steps]: the mean attention weight on the queried pair (1/n_pairs when the
+    head reads at random, 1 when it reads the right pair). The `initial_*` numbers describe the
+    first batch at initialisation: the std of the scores entering the softmax, the mean max
+    weight, the mean ‖∂L/∂z‖ of one answer's loss L for the softmax's input z (the quantity of
+    the saturation table, with the task's gradient in place of a random one) and the mean
+    |∂L/∂z| on the queried pair's score alone: the signal that would teach the head to read
+    that pair.
+    """
+
+    d_k: int
+    scaled: bool
+    task: RetrievalTask
+    lr: float
+    batch_size: int
+    losses: torch.Tensor
+    answer_weight: torch.Tensor
+    initial_score_std: float
+    initial_max_weight: float
+    initial_grad_norm: float
+    initial_answer_grad: float
+
+    @property
+    def chance_loss(self) -> float:
+        """The loss of guessing a value uniformly: ln(n_values) nats."""
+        return math.log(self.task.n_values)
+
+    def mean_loss(self, start: int, stop: int) -> float:
+        """The mean loss of steps start..stop-1 (one step's loss, one batch's, is noisy)."""
+        if not 0 <= start < stop <= len(self.losses):
+            raise ValueError(f"need 0 <= start < stop <= {len(self.losses)}, got {start}, {stop}")
+        return self.losses[start:stop].mean().item()
+
+    def lines(self) -> list[str]:
+        """The run's numbers as `name = value` lines."""
+        steps = len(self.losses)
+        return [
+            f"d_k = {self.d_k}",
+            f"scaled = {self.scaled}",
+            f"initial score std = {self.initial_score_std:.2f}",
+            f"initial max weight = {self.initial_max_weight:.3f}",
+            f"initial grad norm = {self.initial_grad_norm:.4f}",
+            f"initial answer-score grad = {self.initial_answer_grad:.4f}",
+            f"loss over the last 25 steps = {self.mean_loss(steps - 25, steps):.3f} nats",
+            f"final weight on the answer = {self.answer_weight[-25:].mean().item():.3f}",
+        ]
+
+
+def train_retrieval(
+    d_k: int,
+    scaled: bool,
+    steps: int = 300,
+    lr: float = 3e-3,
+    batch_size: int = 32,
+    d_model: int = 32,
+    task: RetrievalTask = RetrievalTask(),
+    seed: int = 0,
+) -> RetrievalRun:
+    """Train a fresh `RetrievalHead` with Adam on `task` and record the run (notebook 02).
+
+    The head's weights come from `seed` and the batches from `seed + 1` alone, so a scaled and
+    an unscaled run of the same d_k start from the same weights and see the same batches.
+    """
+    if not isinstance(d_k, int) or d_k < 1:
+        raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
+    if steps < 25:
+        raise ValueError(f"steps must be at least 25 (losses are averaged over 25), got {steps}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    model = RetrievalHead(task, d_k, scaled, d_model, torch.Generator().manual_seed(seed))
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    batches = torch.Generator().manual_seed(seed + 1)
+    losses, answer_weight = torch.empty(steps), torch.empty(steps)
+    for step in range(steps):
+        keys, values, queried = task.batch(batch_size, batches)
+        logits, scores = model(keys, values, queried)
+        if step == 0:
+            scores.retain_grad()  # for the first step's gradient measures
+        loss = F.cross_entropy(logits, values.gather(1, queried[:, None])[:, 0])
+        optimizer.zero_grad()
+        loss.backward()
+        weights = torch.softmax(scores.detach(), dim=-1)
+        if step == 0:
+            per_answer = scores.grad * batch_size  # ∂(one answer's loss)/∂z, [B, n_pairs]
+            initial = (
+                scores.detach().std().item(),
+                weights.max(-1).values.mean().item(),
+                per_answer.norm(dim=-1).mean().item(),
+                per_answer.gather(1, queried[:, None]).abs().mean().item(),
+            )
+        optimizer.step()
+        losses[step] = loss.item()
+        answer_weight[step] = weights.gather(1, queried[:, None]).mean()
+    return RetrievalRun(d_k, scaled, task, lr, batch_size, losses, answer_weight, *initial)
+
+
+def scaling_runs(d_k: int, steps: int = 300, seed: int = 0) -> dict[bool, RetrievalRun]:
+    """`train_retrieval` unscaled (key False) and scaled (key True), same start (notebook 02)."""
+    return {scaled: train_retrieval(d_k, scaled, steps, seed=seed) for scaled in (False, True)}

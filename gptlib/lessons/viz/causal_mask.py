@@ -101,21 +101,23 @@ def plot_mask_ablation(masked: AblationRun, unmasked: AblationRun, floor: float)
     fig, (ax_l, ax_b) = plt.subplots(
         1, 2, figsize=(11, 4), constrained_layout=True, gridspec_kw={"width_ratios": [3, 2]}
     )
-    for run, color in ((masked, "tab:blue"), (unmasked, "tab:red")):
-        label = "with mask" if run.causal else "without mask"
+    runs = ((masked, "tab:blue", "with mask"), (unmasked, "tab:red", "without mask"))
+    for run, color, label in runs:
         ax_l.plot(run.losses, color=color, label=label)
     ax_l.axhline(floor, color="black", linestyle="--", label=f"entropy floor {floor:.3f}")
     ax_l.set_yscale("log")
     ax_l.set_xlabel("step")
-    ax_l.set_ylabel("training loss (nats/char)")
+    ax_l.set_ylabel("training loss (nats per character)")
     ax_l.legend()
     ax_l.set_title("training loss")
     names = ("whole window\nvisible", "prefix only\n(as in generation)")
     x = torch.arange(2, dtype=torch.float32)
-    for offset, run, color in ((-0.2, masked, "tab:blue"), (0.2, unmasked, "tab:red")):
-        ax_b.bar((x + offset).tolist(), [run.val_loss, run.prefix_loss], width=0.4, color=color)
-    ax_b.axhline(floor, color="black", linestyle="--")
+    for offset, (run, color, label) in zip((-0.2, 0.2), runs, strict=True):
+        heights = [run.val_loss, run.prefix_loss]
+        ax_b.bar((x + offset).tolist(), heights, width=0.4, color=color, label=label)
+    ax_b.axhline(floor, color="black", linestyle="--", label="entropy floor")
     ax_b.set_xticks(x.tolist(), names)
-    ax_b.set_ylabel("held-out loss (nats/char)")
+    ax_b.set_ylabel("held-out loss (nats per character)")
     ax_b.set_title("held-out loss")
+    ax_b.legend(fontsize=8)
     return fig

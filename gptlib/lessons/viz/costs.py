@@ -1,10 +1,15 @@
-"""Notebook 08's cost-calculator figure: where the parameters and the per-token FLOPs go."""
+"""Notebook 09's figures: the cost calculator's (where the parameters and the per-token FLOPs
+go) and the attention term against 2N as the context grows."""
 
 from __future__ import annotations
 
-from matplotlib.figure import Figure
+from collections.abc import Sequence
 
-from gptlib.lessons.experiments.costs import CostReport
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, NullLocator
+
+from gptlib.lessons.experiments.costs import AttentionShare, CostReport
 
 PARAMETER_GROUPS = ("attention (all layers)", "FFN (all layers)", "embeddings", "norms")
 FLOP_TERMS = ("weights: 2N", "attention: 4·L·T·d")
@@ -57,3 +62,38 @@ class CostView:
                 bar.set_width(share)
                 text.set_position((share + 1, bar.get_y() + bar.get_height() / 2))
                 text.set_text(f"{share:.1f}%")
+
+
+def context_label(tokens: int) -> str:
+    """A context length as a tick label: 512 → '512', 4096 → '4K', 131072 → '128K'."""
+    return f"{tokens // 1024}K" if tokens >= 1024 and tokens % 1024 == 0 else f"{tokens:,}"
+
+
+def plot_attention_share(ax: Axes, shares: Sequence[AttentionShare]) -> None:
+    """One line per model of 4·L·T·d / 2N against the context T (log-log), a labelled line
+    where the attention term equals the weights' 2N, and each model's crossing marked on it.
+
+    x ticks at the computed contexts (powers of two, labelled 512 … 128K); y ticks at round
+    decades.
+    """
+    if not shares:
+        raise ValueError("give at least one AttentionShare to plot")
+    for share in shares:
+        (line,) = ax.plot(share.contexts, share.ratios, marker="o", ms=3, label=share.name)
+        ax.plot(share.crossing, 1.0, marker="x", ms=8, mew=2, color=line.get_color())
+    ax.axhline(1.0, color="grey", lw=1, ls="--", label="attention term = 2N (x: crossing)")
+    contexts = sorted({t for share in shares for t in share.contexts})
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="context length T (tokens)",
+        ylabel="attention FLOPs / 2N",
+        title="The attention term against the weights' FLOPs, per token",
+    )
+    ax.xaxis.set_major_locator(FixedLocator(contexts))
+    ax.xaxis.set_major_formatter(lambda t, _: context_label(int(round(t))))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_locator(LogLocator(base=10))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")

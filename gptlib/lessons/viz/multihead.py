@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from gptlib.lessons.viz.labels import char_labels
 
@@ -94,16 +95,48 @@ class HeadPatternsView:
         self.title.set_text(title)
 
 
-def plot_head_slots(slots: dict[str, torch.Tensor], token: int) -> Figure:
-    """Boolean grids [h, T], one per split method: which (head, position) slots token moved."""
+def plot_head_slots(grids: dict[str, torch.Tensor], token: int) -> Figure:
+    """Grids [h, T] of token indices, one per split method (from `slot_tokens`): the token whose
+    features fill each (head, slot), written in its cell; the slots of `token` in red."""
     fig, axes = plt.subplots(
-        1, len(slots), figsize=(4.5 * len(slots), 2.4), squeeze=False, constrained_layout=True
+        1, len(grids), figsize=(4.5 * len(grids), 2.8), squeeze=False, constrained_layout=True
     )
-    for ax, (name, grid) in zip(axes.flat, slots.items(), strict=True):
+    for ax, (name, grid) in zip(axes.flat, grids.items(), strict=True):
         h, T = grid.shape
-        ax.imshow(grid.float().numpy(), cmap="Reds", vmin=0, vmax=1.4)
+        ax.imshow((grid == token).float().numpy(), cmap="Reds", vmin=0, vmax=1.4)
+        for i in range(h):
+            for t in range(T):
+                ax.text(t, i, str(int(grid[i, t])), ha="center", va="center", fontsize=9)
         ax.set_xticks(range(T))
         ax.set_yticks(range(h), [f"head {i}" for i in range(h)])
-        ax.set_xlabel("position slot")
-        ax.set_title(f"{name}: token {token} lands in", fontsize=10)
+        ax.set_xlabel("slot (the position axis attention runs over)")
+        ax.set_title(f"{name}\nwhich token fills each slot (token {token} red)", fontsize=10)
+    return fig
+
+
+def plot_position_loss(
+    position_loss: Sequence[float], reading_target: Sequence[int], floor: float, title: str
+) -> Figure:
+    """Held-out loss at each window position [T] (notebook 04): red bars on a shaded column
+    where the position can read its own target (`reading_target`), grey bars elsewhere, and the
+    entropy floor. The shading keeps a near-zero bar visible as a position that copies."""
+    fig, ax = plt.subplots(figsize=(9, 3.4), constrained_layout=True)
+    T = len(position_loss)
+    for t in reading_target:
+        ax.axvspan(t - 0.5, t + 0.5, color="mistyrose", linewidth=0)
+    colors = ["tab:red" if t in reading_target else "tab:grey" for t in range(T)]
+    ax.bar(range(T), position_loss, color=colors)
+    floor_line = ax.axhline(floor, color="black", linestyle="--")
+    handles = [
+        Patch(facecolor="tab:red", edgecolor="mistyrose", linewidth=4),
+        Patch(facecolor="tab:grey"),
+        floor_line,
+    ]
+    labels = ["can read its target t + 1", "cannot", f"entropy floor {floor:.3f}"]
+    ax.legend(handles, labels, fontsize=8)
+    ax.set_xlim(-0.5, T - 0.5)
+    ax.set_xticks(range(0, T, 2))
+    ax.set_xlabel("position t in the window")
+    ax.set_ylabel("held-out loss\n(nats per character)")
+    ax.set_title(title)
     return fig

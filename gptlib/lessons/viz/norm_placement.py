@@ -1,13 +1,19 @@
-"""Plots of notebook 06: per-layer gradient norms at initialisation and training curves."""
+"""Plots of notebook 06: per-layer gradient norms at initialisation, the learning-rate × depth
+grid as heatmaps, and training curves."""
 
 from __future__ import annotations
+
+import math
 
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
-NORM_STYLE = {"pre": ("tab:blue", "Pre-LN"), "post": ("tab:red", "Post-LN")}
+from gptlib.lessons.experiments.norm_placement import NORM_LABELS, LearningRateGrid
+
+NORM_STYLE = {"pre": ("tab:blue", NORM_LABELS["pre"]), "post": ("tab:red", NORM_LABELS["post"])}
 
 
 def draw_gradient_profile(ax: Axes, profile: torch.Tensor, norm: str) -> None:
@@ -67,17 +73,77 @@ def plot_init_gradients(profiles: dict[tuple[str, int], torch.Tensor]) -> Figure
     return fig
 
 
-def plot_training(losses: dict[str, torch.Tensor], floor: float) -> Figure:
+def plot_training(
+    losses: dict[str, torch.Tensor],
+    floor: float,
+    title: str = "same model, same data, same learning rate",
+) -> Figure:
     """Training-loss curves, with the unigram entropy `floor` (a model that ignores context)."""
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for label, curve in losses.items():
         ax.plot(range(1, len(curve) + 1), curve.tolist(), label=label)
     ax.axhline(floor, color="grey", ls="--", lw=1, label=f"letter frequencies only ({floor:.3f})")
     ax.set(
-        title="same model, same data, same learning rate",
+        title=title,
         xlabel="step",
         ylabel="training loss (nats per character)",
     )
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def lr_label(lr: float) -> str:
+    """3e-3 for 0.003: a learning rate as a short tick label."""
+    mantissa, exponent = f"{lr:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def plot_learning_rate_grid(grid: LearningRateGrid) -> Figure:
+    """One heatmap per arm: the seed-averaged final loss of each depth × learning rate cell.
+
+    One colour scale for all panels, from the best cell to the unigram entropy (a model that
+    ignores the context); each cell shows its number, "stalled" when it ended at that entropy,
+    "diverged" (grey) when a seed's loss became NaN.
+    """
+    A, D, R = grid.mean.shape
+    fig, axes = plt.subplots(
+        1, A, figsize=(3.6 * A + 1.4, 0.75 * D + 2.0), sharey=True, layout="constrained"
+    )
+    axes = [axes] if A == 1 else list(axes)
+    finite = grid.mean[torch.isfinite(grid.mean)]
+    low = float(finite.min()) if finite.numel() else grid.floor - 1
+    norm = Normalize(vmin=math.floor(low * 10) / 10, vmax=grid.floor)
+    cmap = plt.get_cmap("viridis_r").with_extremes(bad="lightgrey")
+    for a, ax in enumerate(axes):
+        values = grid.mean[a].clone().masked_fill(grid.diverged[a], math.nan).numpy()
+        image = ax.imshow(values, cmap=cmap, norm=norm, origin="lower", aspect="auto")
+        for d in range(D):
+            for r in range(R):
+                _annotate(ax, r, d, grid, a, d, r, norm)
+        ax.set_xticks(range(R), [lr_label(lr) for lr in grid.lrs])
+        ax.set_yticks(range(D), [str(depth) for depth in grid.depths])
+        ax.set(title=grid.arms[a], xlabel="learning rate")
+    axes[0].set_ylabel("blocks")
+    bar = fig.colorbar(image, ax=axes, fraction=0.03, pad=0.02)
+    bar.set_label(
+        f"final training loss, nats per character\n(top of the scale: unigram entropy "
+        f"{grid.floor:.2f})"
+    )
+    fig.suptitle(
+        f"final loss after {grid.steps} steps (mean of the last 10, averaged over "
+        f"{len(grid.seeds)} seeds); warmup: {grid.warmup_steps} steps"
+    )
+    return fig
+
+
+def _annotate(
+    ax: Axes, x: int, y: int, grid: LearningRateGrid, a: int, d: int, r: int, norm: Normalize
+) -> None:
+    if grid.diverged[a, d, r]:
+        ax.text(x, y, "diverged", ha="center", va="center", fontsize=9)
+        return
+    loss = float(grid.mean[a, d, r])
+    colour = "white" if norm(loss) > 0.6 else "black"
+    label = f"{loss:.2f}" + ("\nstalled" if grid.stalled[a, d, r] else "")
+    ax.text(x, y, label, ha="center", va="center", fontsize=9, color=colour)

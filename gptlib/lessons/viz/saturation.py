@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from gptlib.lessons.experiments.saturation import Saturation
+from gptlib.lessons.experiments.saturation import RetrievalRun, Saturation
 
 MODE_STYLE = {False: ("unscaled  q·k", "tab:red"), True: ("scaled  q·k / √d_k", "tab:blue")}
 HISTOGRAM_BINS = 60
@@ -102,7 +103,11 @@ class SaturationView:
 
 
 def plot_saturation_curves(curves: dict[bool, Sequence[Saturation]], fig: Figure) -> Figure:
-    """Mean max weight, entropy and gradient norm against d_k, unscaled vs scaled (notebook 02)."""
+    """Mean max weight, entropy and gradient norm against d_k, unscaled vs scaled (notebook 02).
+
+    The max-weight panel marks one-hot (1) and uniform (1/n_keys); the entropy panel marks
+    uniform (ln n_keys; one-hot is 0, the axis).
+    """
     axes = fig.subplots(1, 3)
     measures = (
         ("max_weight", "mean max weight (1 = one-hot)"),
@@ -122,6 +127,59 @@ def plot_saturation_curves(curves: dict[bool, Sequence[Saturation]], fig: Figure
         _log2_axis(ax)
         ax.set(xlabel="d_k", title=title)
         ax.set_ylim(bottom=0)
-    axes[0].legend(fontsize=8)
+    n_keys = len(next(iter(curves.values()))[0].weights)
+    reference = {"color": "gray", "linewidth": 1}
+    axes[0].axhline(1, linestyle="--", label="one-hot: 1", **reference)
+    axes[0].axhline(1 / n_keys, linestyle=":", label=f"uniform: 1/{n_keys}", **reference)
+    axes[1].axhline(
+        math.log(n_keys),
+        linestyle=":",
+        label=f"uniform: ln {n_keys} = {math.log(n_keys):.2f}",
+        **reference,
+    )
+    axes[0].set_ylim(top=1.05)
+    axes[1].set_ylim(top=1.1 * math.log(n_keys))
+    for ax in axes[:2]:
+        ax.legend(fontsize=8, loc="center right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_scaling_runs(runs: Mapping[int, Mapping[bool, RetrievalRun]], fig: Figure) -> Figure:
+    """Training with and without 1/√d_k, one column per d_k (notebook 02).
+
+    `runs[d_k]` is `scaling_runs(d_k)`. Top row: the loss of every step in nats per answer,
+    with the level of guessing (ln n_values); bottom row: the mean attention weight on the
+    queried pair, with the levels of reading at random (1/n_pairs) and reading it alone (1).
+    """
+    axes = fig.subplots(2, len(runs), squeeze=False, sharex=True)
+    for column, (d_k, pair) in enumerate(runs.items()):
+        loss_ax, weight_ax = axes[0, column], axes[1, column]
+        for scaled, run in sorted(pair.items()):
+            label, color = MODE_STYLE[scaled]
+            steps = np.arange(len(run.losses))
+            loss_ax.plot(steps, run.losses.numpy(), color=color, linewidth=1, label=label)
+            weight_ax.plot(steps, run.answer_weight.numpy(), color=color, linewidth=1)
+        some_run = next(iter(pair.values()))
+        n_pairs, n_values = some_run.task.n_pairs, some_run.task.n_values
+        loss_ax.axhline(
+            some_run.chance_loss,
+            color="gray",
+            linestyle=":",
+            linewidth=1,
+            label=f"guessing: ln {n_values} = {some_run.chance_loss:.2f}",
+        )
+        loss_ax.set(title=f"d_k = {d_k}: loss", ylim=(0, None))
+        loss_ax.set_ylabel("loss (nats per answer token)")
+        loss_ax.legend(fontsize=8, loc="center right")
+        weight_ax.axhline(1, color="gray", linestyle="--", linewidth=1, label="reads it alone: 1")
+        weight_ax.axhline(
+            1 / n_pairs, color="gray", linestyle=":", linewidth=1, label=f"at random: 1/{n_pairs}"
+        )
+        weight_ax.set(
+            title=f"d_k = {d_k}: weight on the queried pair", xlabel="training step", ylim=(0, 1.05)
+        )
+        weight_ax.set_ylabel("attention weight")
+        weight_ax.legend(fontsize=8, loc="center right")
     fig.tight_layout()
     return fig

@@ -1,4 +1,4 @@
-"""The cost calculator of notebook 08: a preset menu and sliders over `calculator_report`.
+"""The cost calculator of notebook 09: a preset menu and sliders over `calculator_report`.
 
 All arithmetic lives in the pure, unit-tested `gptlib.lessons.experiments.costs
 .calculator_report`; this module only wires controls to it. It prints the report's `name =
@@ -20,7 +20,7 @@ from gptlib.lessons.experiments.costs import (
 from gptlib.lessons.viz.costs import CostView
 from gptlib.lessons.widgets.explorer import Explorer
 
-_SHAPE = ("n_layers", "d_model", "n_heads", "vocab_size", "context", "d_ff")
+_SHAPE = ("n_layers", "d_model", "n_heads", "n_kv_heads", "vocab_size", "context", "d_ff")
 MAX_HEADS = 256
 
 
@@ -31,9 +31,8 @@ def head_counts(d_model: int) -> list[int]:
 
 def _shape_values(preset: str) -> dict[str, int]:
     arch = PRESETS[preset]
-    values = {name: getattr(arch, name) for name in _SHAPE[:-1]}
-    values["d_ff"] = arch.ffn_width
-    return values
+    values = {name: getattr(arch, name) for name in _SHAPE if name not in ("n_kv_heads", "d_ff")}
+    return {**values, "n_kv_heads": arch.kv_heads, "d_ff": arch.ffn_width}
 
 
 def _tokens(preset: str) -> float:
@@ -41,11 +40,14 @@ def _tokens(preset: str) -> float:
 
 
 class CostCalculator(Explorer):
-    """A preset menu and sliders for L, d, h, V, T, d_ff, tokens, peak and MFU (notebook 08).
+    """A preset menu and sliders for L, d, h, key/value heads, V, T, d_ff, tokens, peak and MFU
+    (notebook 09).
 
     Picking a preset moves every slider to that model's values (one redraw); moving a slider
     recomputes the report. The heads slider only offers divisors of d; when d changes it keeps
-    the head size d_h = d / h as close as it can.
+    the head size d_h = d / h as close as it can. The key/value-heads slider offers divisors of
+    h; when h changes, a model with one key/value head per query head keeps that, and a
+    grouped one keeps the nearest count that divides the new h.
     """
 
     def __init__(self, preset: str = "Llama 2 7B") -> None:
@@ -59,6 +61,9 @@ class CostCalculator(Explorer):
                 min=64, max=16_384, step=64, description="width d", **slider
             ),
             "n_heads": widgets.SelectionSlider(options=[1], description="heads h", **slider),
+            "n_kv_heads": widgets.SelectionSlider(
+                options=[1], description="key/value heads", **slider
+            ),
             "vocab_size": widgets.IntSlider(
                 min=2, max=262_144, description="vocabulary V", **slider
             ),
@@ -92,8 +97,10 @@ class CostCalculator(Explorer):
             value=0.4, min=0.01, max=1.0, step=0.01, description="MFU", **slider
         )
         # Before the base class observes the controls, so that a new width first gets its
-        # heads and a new preset its values, and only then the one redraw.
+        # heads, new heads their key/value heads and a new preset its values, and only then
+        # the one redraw.
         self.shape["d_model"].observe(self._width_changed, names="value")
+        self.shape["n_heads"].observe(self._heads_changed, names="value")
         self.preset.observe(self._preset_changed, names="value")
         controls = [self.preset, *self.shape.values(), self.n_tokens, self.peak_tflops, self.mfu]
         super().__init__(controls, figsize=CostView.FIGSIZE)
@@ -106,15 +113,38 @@ class CostCalculator(Explorer):
         heads.options = head_counts(d_model)
         heads.value = n_heads
 
+    def _set_kv_heads(self, n_heads: int, n_kv_heads: int) -> None:
+        kv = self.shape["n_kv_heads"]
+        kv.options = head_counts(n_heads)
+        kv.value = n_kv_heads
+
+    def _fit_kv_heads(self, old_heads: int, new_heads: int) -> None:
+        old_kv = self.shape["n_kv_heads"].value
+        if old_kv == old_heads:  # one key/value head per query head: keep it so
+            fitted = new_heads
+        else:
+            fitted = min(head_counts(new_heads), key=lambda k: (abs(k - old_kv), k))
+        with self.holding(redraw=False):
+            self._set_kv_heads(new_heads, fitted)
+
     def _width_changed(self, change: dict) -> None:
         if self._held:
             return
-        old_head_size = change["old"] / self.shape["n_heads"].value
+        old_heads = self.shape["n_heads"].value
+        old_head_size = change["old"] / old_heads
         nearest = min(
             head_counts(change["new"]), key=lambda h: abs(change["new"] / h - old_head_size)
         )
         with self.holding(redraw=False):  # the width's own redraw follows
             self._set_heads(change["new"], nearest)
+            self._fit_kv_heads(old_heads, nearest)
+
+    def _heads_changed(self, change: dict) -> None:
+        # A new width or preset sets the heads while held (new options pass the value through
+        # options[0]) and fits the key/value heads itself.
+        if self._held:
+            return
+        self._fit_kv_heads(change["old"], change["new"])  # the heads' own redraw follows
 
     def _preset_changed(self, change: dict) -> None:
         self._load_preset(change["new"])  # the preset's own redraw follows
@@ -123,6 +153,7 @@ class CostCalculator(Explorer):
         with self.holding(redraw=False):
             values = _shape_values(preset)
             self._set_heads(values["d_model"], values["n_heads"])
+            self._set_kv_heads(values["n_heads"], values["n_kv_heads"])
             for name, value in values.items():
                 self.shape[name].value = value
             self.n_tokens.value = _tokens(preset)

@@ -7,17 +7,20 @@ depth) is computed once and cached, so returning to a setting is instant.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 import ipywidgets as widgets
 import torch
 
-from gptlib.lessons.experiments.norm_placement import init_gradient_profile, toy_data
-from gptlib.lessons.viz.norm_placement import NORM_STYLE, GradientProfileView
+from gptlib.lessons.experiments.norm_placement import (
+    GradientProfiles,
+    init_gradient_profile,
+    toy_data,
+)
+from gptlib.lessons.viz.norm_placement import GradientProfileView
 from gptlib.lessons.widgets.explorer import Explorer
 
-# One model and one batch (the main experiment averages 3 × 2), so a new depth draws fast.
+# One model and one batch (the notebook's table averages 4 models), so a new depth draws fast.
 WIDGET_MODELS, WIDGET_BATCHES = 1, 1
 NORM_CHOICES = {"Pre-LN": ("pre",), "Post-LN": ("post",), "both": ("pre", "post")}
 
@@ -33,36 +36,6 @@ def cached_profile(norm: str, depth: int) -> torch.Tensor:
     return init_gradient_profile(
         norm, depth, _data(), n_models=WIDGET_MODELS, n_batches=WIDGET_BATCHES
     )
-
-
-@dataclass(frozen=True)
-class GradientProfiles:
-    """Per-block gradient norms at initialisation, {"pre"|"post": [L]}, for one depth L."""
-
-    profiles: dict[str, torch.Tensor]
-
-    def __post_init__(self) -> None:
-        if not self.profiles:
-            raise ValueError("GradientProfiles needs at least one profile ('pre' or 'post')")
-
-    @property
-    def depth(self) -> int:
-        return len(next(iter(self.profiles.values())))
-
-    def lines(self) -> list[str]:
-        """The key numbers as `name = value` lines (what the explorer prints)."""
-        lines = [f"depth = {self.depth}"]
-        for norm, profile in self.profiles.items():
-            label = NORM_STYLE[norm][1]
-            lines += [
-                f"{label} first block = {profile[0]:.3f}",
-                f"{label} last block = {profile[-1]:.3f}",
-                f"{label} max / min = {profile.max() / profile.min():.2f}",
-            ]
-        if {"pre", "post"} <= self.profiles.keys():
-            ratio = self.profiles["post"][-1] / self.profiles["pre"][-1]
-            lines.append(f"Post-LN / Pre-LN at the last block = {ratio:.2f}")
-        return lines
 
 
 def gradient_profiles(depth: int, choice: str = "both") -> GradientProfiles:

@@ -66,3 +66,13 @@ def test_structural_problems_name_the_item_and_the_first_non_finite_value():
     )
     assert shape_problem("3", 3) == "it should return a number, but returned str '3'"
     assert shape_problem(np.float64(3.0), 3) is None
+
+
+def test_an_item_the_reference_leaves_none_must_be_none():
+    logits = torch.ones(2, 3)
+    assert shape_problem((logits, None), (logits, None), ("logits", "loss")) is None
+    assert outputs_match((logits, None), (logits, None), 1e-6, 1e-6)
+    assert shape_problem((logits, torch.tensor(1.0)), (logits, None), ("logits", "loss")) == (
+        "item 1 (loss): it should return None, but returned a tensor of shape []"
+    )
+    assert shape_problem(None, logits) == "it returned None: did you forget the `return` statement?"

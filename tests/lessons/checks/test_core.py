@@ -102,3 +102,126 @@ def test_check_error_is_an_assertion_error_for_tests():
 def test_unknown_exercise_name_lists_known_ones():
     with pytest.raises(ValueError, match="engine-demo-softmax"):
         verify("no-such-exercise", _row_softmax)
+
+
+# --- answers that are classes (`adapt`), mistakes that raise, seeded generators -------------
+
+
+class _Doubler(torch.nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.ones(width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return 2 * self.scale * x
+
+
+class _Tripler(_Doubler):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return 3 * self.scale * x
+
+
+def _run_module(cls):
+    """Build cls(width), load `scale`, run it: the function of the inputs a class answer gives."""
+
+    def run(width: int, scale: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        module = cls(width)
+        with torch.no_grad():
+            module.scale.copy_(scale)
+        return module(x)
+
+    return run
+
+
+CLASS_EXERCISE = Exercise(
+    name="engine-demo-class",
+    notebook="tests",
+    reference=_Doubler,
+    make_inputs=lambda g: [(3, torch.randn(3, generator=g), torch.randn(2, 3, generator=g))],
+    mistakes=(Mistake("tripled", "you multiplied by 3", _Tripler),),
+    adapt=_run_module,
+)
+
+
+def _pick(weights: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
+    return torch.multinomial(weights, n, replacement=True, generator=generator)
+
+
+def _pick_past_the_end(weights: torch.Tensor, n: int, generator: torch.Generator):
+    return weights[len(weights) + n]
+
+
+SAMPLING_EXERCISE = Exercise(
+    name="engine-demo-sampling",
+    notebook="tests",
+    reference=_pick,
+    make_inputs=lambda g: [(torch.ones(50), 20, torch.Generator().manual_seed(1))],
+    mistakes=(Mistake("past-the-end", "you read past the end", _pick_past_the_end),),
+)
+
+
+@pytest.fixture
+def more_exercises():
+    for exercise in (CLASS_EXERCISE, SAMPLING_EXERCISE):
+        REGISTRY[exercise.name] = exercise
+    yield
+    for exercise in (CLASS_EXERCISE, SAMPLING_EXERCISE):
+        del REGISTRY[exercise.name]
+
+
+def test_a_class_answer_is_run_through_adapt(more_exercises):
+    class Written(torch.nn.Module):  # another right class: a buffer, another formula
+        def __init__(self, width):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.zeros(width))
+            self.register_buffer("two", torch.tensor(2.0))
+
+        def forward(self, x):
+            return x * self.scale + x * self.scale * (self.two - 1)
+
+    assert verify(CLASS_EXERCISE.name, _Doubler) == 1
+    assert verify(CLASS_EXERCISE.name, Written) == 1
+    with pytest.raises(CheckError, match="you multiplied by 3") as info:
+        verify(CLASS_EXERCISE.name, _Tripler)
+    assert info.value.mistake == "tripled"
+
+
+def test_a_class_stub_is_not_implemented_and_adapt_may_name_the_problem(more_exercises):
+    class Stub(torch.nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            raise NotImplementedError()
+
+    with pytest.raises(NotImplementedYet):
+        verify(CLASS_EXERCISE.name, Stub)
+
+    def strict(cls):
+        def run(*args):
+            raise CheckError(CLASS_EXERCISE.name, "your module has no `scale`", "no-scale")
+
+        return run
+
+    REGISTRY[CLASS_EXERCISE.name] = Exercise(**{**CLASS_EXERCISE.__dict__, "adapt": strict})
+    with pytest.raises(CheckError, match="no `scale`") as info:
+        verify(CLASS_EXERCISE.name, _Doubler)
+    assert info.value.mistake == "no-scale"
+
+
+def test_every_call_gets_the_same_random_numbers(more_exercises):
+    (args,) = SAMPLING_EXERCISE.inputs()
+    generator = args[-1]
+    before = generator.get_state()
+    assert verify(SAMPLING_EXERCISE.name, _pick) == 1
+    assert torch.equal(generator.get_state(), before)  # the inputs' generator was not used up
+
+
+def test_a_mistake_that_raises_names_an_answer_raising_the_same_error(more_exercises):
+    def also_past_the_end(weights, n, generator):
+        return weights[weights.numel() + n]
+
+    with pytest.raises(CheckError, match="you read past the end") as info:
+        verify(SAMPLING_EXERCISE.name, also_past_the_end)
+    assert info.value.mistake == "past-the-end"
+    with pytest.raises(CheckError, match="your function raised IndexError") as info:
+        verify(SAMPLING_EXERCISE.name, lambda w, n, g: w[n + 100])  # another message
+    assert info.value.mistake is None

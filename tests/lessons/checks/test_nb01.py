@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gptlib.lessons.checks import REGISTRY, verify
+from gptlib.lessons.checks import REGISTRY, CheckError, verify
 
 
 def test_embed_reference_is_one_hot_product_plus_positions():
@@ -37,8 +37,11 @@ EMBED_ANSWERS = {
         E.double().index_select(0, idx.flatten()).view(*idx.shape, -1) + P[: idx.shape[1]].double()
     ),
     "nn.Embedding": lambda idx, E, P: (
-        torch.nn.Embedding.from_pretrained(E)(idx)
-        + torch.nn.Embedding.from_pretrained(P)(torch.arange(idx.shape[1]))
+        torch.nn.Embedding.from_pretrained(E, freeze=False)(idx)
+        + torch.nn.Embedding.from_pretrained(P, freeze=False)(torch.arange(idx.shape[1]))
+    ),
+    "a loop over the batch": lambda idx, E, P: (
+        torch.stack([torch.stack([E[i] for i in row]) for row in idx]) + P[: idx.shape[1]]
     ),
 }
 
@@ -69,3 +72,20 @@ def _sinusoidal_by_loops(T, d, base=10000.0):
 @pytest.mark.parametrize("answer", [_sinusoidal_by_exp_log, _sinusoidal_by_loops])
 def test_other_right_sinusoidal_tables_pass(answer):
     verify("sinusoidal-positions", answer)
+
+
+def test_a_frozen_lookup_is_told_it_cuts_the_gradient():
+    def frozen(idx, E, P):  # nn.Embedding.from_pretrained freezes by default
+        return torch.nn.Embedding.from_pretrained(E)(idx) + P[: idx.shape[1]].detach()
+
+    with pytest.raises(CheckError, match="no gradient back to E and P") as info:
+        verify("embed", frozen)
+    assert info.value.mistake == "detached"
+
+
+def test_the_reference_passes_gradient_to_the_rows_it_uses():
+    idx, E, P = REGISTRY["embed"].inputs()[0]
+    REGISTRY["embed"].reference(idx, E, P).sum().backward()
+    used = sorted(set(idx.flatten().tolist()))
+    assert (E.grad.abs().sum(-1) > 0).nonzero().flatten().tolist() == used
+    assert (P.grad.abs().sum(-1) > 0).nonzero().flatten().tolist() == list(range(idx.shape[1]))

@@ -9,22 +9,75 @@ from gptlib import Block
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
 
 
-def test_block_reference_equals_gptlib_pre_ln_block():
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_block_reference_equals_gptlib_block(norm):
     torch.manual_seed(0)
-    block = Block(16, 4, norm="pre")
+    block = Block(16, 4, norm=norm)
     x = torch.randn(2, 5, 16)
-    reference = REGISTRY["pre_ln_block"].reference
-    got = reference(x, block.ln1, block.attn, block.ln2, block.mlp)
+    reference = REGISTRY["block_forward"].reference
+    got = reference(x, block.ln1, block.attn, block.ln2, block.mlp, norm)
     torch.testing.assert_close(got, block(x))
 
 
-def test_a_post_ln_block_is_named():
-    def post_ln(x, ln1, attn, ln2, mlp):
-        x = ln1(x + attn(x))
-        return ln2(x + mlp(x))
+def test_the_inputs_hold_both_placements_with_non_trivial_sublayers():
+    cases = REGISTRY["block_forward"].inputs()
+    assert [case[-1] for case in cases] == ["pre", "pre", "post", "post"]
+    x, ln1, attn, ln2, mlp, _ = cases[0]
+    assert not torch.allclose(ln1(x), ln2(x))  # the two norms differ, so swapping them shows
+    assert attn(x).abs().mean() > 0.1 and mlp(x).abs().mean() > 0.1
 
-    with pytest.raises(CheckError, match="Post-LN order"):
-        verify("pre_ln_block", post_ln)
+
+def test_a_block_that_ignores_norm_is_named_by_the_placement_it_gets_wrong():
+    def always_pre(x, ln1, attn, ln2, mlp, norm):
+        x = x + attn(ln1(x))
+        return x + mlp(ln2(x))
+
+    with pytest.raises(CheckError, match="with norm='post' your block computes the Pre-LN"):
+        verify("block_forward", always_pre)
+
+
+class GptlibBlock(Block):
+    """A correct answer that borrows gptlib's Block and hands it the given pieces."""
+
+    def __init__(self, pieces, norm):
+        super().__init__(16, 4, norm=norm)
+        self.ln1, self.attn, self.ln2, self.mlp = pieces
+
+
+def _through_gptlib_block(x, ln1, attn, ln2, mlp, norm):
+    return GptlibBlock((ln1, attn, ln2, mlp), norm)(x)
+
+
+def _in_place(x, ln1, attn, ln2, mlp, norm):
+    if norm == "pre":
+        x += attn(ln1(x))
+        x += mlp(ln2(x))
+        return x
+    return ln2((h := ln1(x + attn(x))) + mlp(h))
+
+
+def _in_float64(x, ln1, attn, ln2, mlp, norm):
+    def run(f, t):
+        return f(t.float()).double()
+
+    x = x.double()
+    if norm == "post":
+        x = run(ln1, x + run(attn, x))
+        return run(ln2, x + run(mlp, x)).float()
+    x = x + run(attn, run(ln1, x))
+    return (x + run(mlp, run(ln2, x))).float()
+
+
+BLOCKS = {
+    "gptlib's Block": _through_gptlib_block,
+    "in place": _in_place,
+    "float64 stream": _in_float64,
+}
+
+
+@pytest.mark.parametrize("answer", BLOCKS.values(), ids=BLOCKS)
+def test_other_right_blocks_pass(answer):
+    assert verify("block_forward", answer) == 4
 
 
 def _via_nn_layer_norm(x, gamma, beta, eps=1e-5):
@@ -104,12 +157,3 @@ def test_without_eps_a_constant_token_divides_by_zero():
         REGISTRY["layer_norm"].reference(x, gamma, beta, eps)[:, -1],
         beta[None].expand(x.shape[0], -1),
     )
-
-
-def test_an_in_place_pre_ln_block_passes():
-    def in_place(x, ln1, attn, ln2, mlp):
-        x += attn(ln1(x))
-        x += mlp(ln2(x))
-        return x
-
-    verify("pre_ln_block", in_place)

@@ -1,39 +1,249 @@
-"""Notebook 07's exercise: right next-token losses written in other ways pass."""
+"""Notebook 07's exercises: right answers written in other ways pass (the capstone's Block and
+GPT, generate)."""
 
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from gptlib.lessons.checks import REGISTRY, verify
+from gptlib import blocks as gptlib_blocks
+from gptlib.lessons.checks import REGISTRY, CheckError, verify
+from gptlib.lessons.experiments.parity import copy_gptlib_weights
 
-
-def _loss_by_gather(logits, tokens):
-    log_probs = logits[:, :-1].log_softmax(-1)
-    return -log_probs.gather(-1, tokens[:, 1:, None]).mean()
-
-
-LOSSES = {
-    "[B, V, T] form": lambda lo, tk: F.cross_entropy(lo[:, :-1].transpose(1, 2), tk[:, 1:]),
-    "log_softmax and gather": _loss_by_gather,
-    "nll_loss in float64": lambda lo, tk: F.nll_loss(
-        F.log_softmax(lo[:, :-1].double(), -1).flatten(0, 1), tk[:, 1:].flatten()
-    ),
-    "nn.CrossEntropyLoss": lambda lo, tk: torch.nn.CrossEntropyLoss()(
-        lo[:, :-1].reshape(-1, lo.shape[-1]), tk[:, 1:].reshape(-1)
-    ),
-}
+# --- 07_build_the_gpt: the capstone's Block and GPT, and generate ----------------------------
+# Right answers written other ways must pass: sdpa or an explicit softmax, a tril or a triu
+# mask, a stored mask buffer, hand-written LayerNorms, the chapter's name `head`, tying from
+# either side, einsum, other crops and top-k cuts.
 
 
-@pytest.mark.parametrize("answer", LOSSES.values(), ids=LOSSES)
-def test_other_right_losses_pass(answer):
-    verify("next-token-loss", answer)
+class SdpaAttention(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        B, T, d = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(out.transpose(1, 2).flatten(2))
 
 
-def test_the_reference_loss_is_the_mean_negative_log_likelihood():
-    for logits, tokens in REGISTRY["next-token-loss"].inputs():
-        probs = logits.softmax(-1)
-        B, T, _ = logits.shape
-        nll = [-probs[b, t, tokens[b, t + 1]].log() for b in range(B) for t in range(T - 1)]
-        torch.testing.assert_close(
-            REGISTRY["next-token-loss"].reference(logits, tokens), torch.stack(nll).mean()
-        )
+class TrilAttention(nn.Module):
+    """Explicit softmax with a stored lower-triangular mask (True = allowed) and einsum."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.h = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        self.register_buffer("allowed", torch.tril(torch.ones(32, 32, dtype=torch.bool)))
+
+    def forward(self, x):
+        B, T, d = x.shape
+        q, k, v = (t.reshape(B, T, self.h, -1) for t in self.qkv(x).chunk(3, dim=-1))
+        scores = torch.einsum("bihc,bjhc->bhij", q, k) * (d // self.h) ** -0.5
+        scores = scores.masked_fill(~self.allowed[:T, :T], float("-inf"))
+        out = torch.einsum("bhij,bjhc->bihc", torch.softmax(scores, dim=-1), v)
+        return self.proj(out.reshape(B, T, d))
+
+
+class HandLayerNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight, self.bias = nn.Parameter(torch.ones(d)), nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        var = x.var(-1, unbiased=False, keepdim=True)
+        return (x - mean) / torch.sqrt(var + 1e-5) * self.weight + self.bias
+
+
+class ModuleMLP(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.up, self.act, self.down = nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return self.down(self.act(self.up(x)))
+
+
+class SdpaBlock(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.attn, self.mlp = SdpaAttention(d_model, n_heads), gptlib_blocks.MLP(d_model)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        x = x + self.mlp(self.ln2(x))
+        return x
+
+
+class TrilBlock(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.attn, self.mlp = TrilAttention(d_model, n_heads), ModuleMLP(d_model)
+        self.ln1, self.ln2 = HandLayerNorm(d_model), HandLayerNorm(d_model)
+
+    def forward(self, x):
+        h = x + self.attn(self.ln1(x))
+        return h + self.mlp(self.ln2(h))
+
+
+BLOCKS = {"sdpa, nn.LayerNorm": SdpaBlock, "tril buffer, einsum, hand LayerNorm": TrilBlock,
+          "gptlib's Block": gptlib_blocks.Block}  # fmt: skip
+
+
+@pytest.mark.parametrize("block", BLOCKS.values(), ids=BLOCKS)
+def test_other_right_blocks_pass(block):
+    assert verify("gpt-block", block) == 2
+
+
+class ChapterNamesGPT(nn.Module):
+    """The chapter's own names (`head`), positions sliced from the table, an nn.Sequential of
+    blocks, the loss in [B, V, T] form, tying from the unembedding's side."""
+
+    def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256,
+                 tie_weights=False):  # fmt: skip
+        super().__init__()
+        self.max_len = max_len
+        self.head = nn.Linear(d_model, vocab_size, bias=False)
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        if tie_weights:
+            self.tok_emb.weight = self.head.weight
+        self.pos_emb = nn.Embedding(max_len, d_model)
+        self.blocks = nn.Sequential(*(TrilBlock(d_model, n_heads) for _ in range(n_layers)))
+        self.ln_f = HandLayerNorm(d_model)
+
+    def forward(self, idx, targets=None):
+        x = self.blocks(self.tok_emb(idx) + self.pos_emb.weight[: idx.shape[1]])
+        logits = self.head(self.ln_f(x))
+        if targets is None:
+            return logits, None
+        return logits, F.cross_entropy(logits.transpose(1, 2), targets)
+
+
+class LibraryPiecesGPT(nn.Module):
+    """gptlib's own Block and LayerNorm inside, the sdpa path, loss via log_softmax."""
+
+    def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256,
+                 tie_weights=False):  # fmt: skip
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(max_len, d_model)
+        self.blocks = nn.ModuleList(gptlib_blocks.Block(d_model, n_heads) for _ in range(n_layers))
+        self.ln_f = gptlib_blocks.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        if tie_weights:
+            self.lm_head.weight = self.tok_emb.weight
+
+    def forward(self, idx, targets=None):
+        x = self.tok_emb(idx) + self.pos_emb(torch.arange(idx.shape[1]))[None]
+        for block in self.blocks:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        loss = None
+        if targets is not None:
+            log_probs = logits.log_softmax(-1)
+            loss = -log_probs.gather(-1, targets[..., None]).mean()
+        return logits, loss
+
+
+@pytest.mark.parametrize("gpt", [ChapterNamesGPT, LibraryPiecesGPT], ids=["chapter", "library"])
+def test_other_right_models_pass(gpt):
+    assert verify("gpt", gpt) == 3
+
+
+def test_a_model_named_otherwise_is_told_the_expected_names():
+    class Renamed(LibraryPiecesGPT):
+        def __init__(self, vocab_size, **kwargs):
+            super().__init__(vocab_size, **kwargs)
+            self.wte = self.tok_emb
+            del self.tok_emb
+
+        def forward(self, idx, targets=None):
+            self.tok_emb = self.wte
+            return super().forward(idx, targets)
+
+    with pytest.raises(CheckError) as info:
+        verify("gpt", Renamed)
+    message = str(info.value)
+    assert message.startswith("gpt: the weights do not fit: gptlib has no weight for these ")
+    assert "['wte.weight']" in message and "tok_emb.weight [11, 16]" in message
+    assert info.value.mistake is None
+
+
+def test_the_capstone_catalogues_the_issues_mistakes():
+    names = {m.name for m in REGISTRY["gpt"].mistakes}
+    assert len(names) >= 8
+    assert {"post-ln", "no-final-layernorm", "positions-not-added", "no-causal-mask",
+            "positions-added-after-the-blocks", "no-residual-around-attention",
+            "no-residual-around-mlp", "no-activation-in-mlp", "scaled-by-sqrt-d", "not-tied",
+            "loss-against-the-inputs"} <= names  # fmt: skip
+    assert all(isinstance(m.implementation, type) for m in REGISTRY["gpt"].mistakes)
+
+
+def test_the_reference_model_is_gptlibs_model():
+    """The reference classes compute what gptlib.GPT computes (so neither can drift alone)."""
+    config, source, idx, targets = REGISTRY["gpt"].inputs()[1]
+    assert config["tie_weights"]
+    ours = REGISTRY["gpt"].reference(**config)
+    copy_gptlib_weights(source, ours)
+    logits, loss = ours(idx, targets)
+    expected_logits, expected_loss = source(idx, targets)
+    torch.testing.assert_close(logits, expected_logits, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(loss, expected_loss, atol=1e-5, rtol=1e-5)
+    assert ours.lm_head.weight is ours.tok_emb.weight
+
+
+def _generate_by_scatter(model, idx, n_new, max_len, temperature=1.0, top_k=None, generator=None):
+    for _ in range(n_new):
+        start = max(0, idx.size(1) - max_len)
+        logits, _ = model(idx[:, start:])
+        logits = logits[:, -1, :]
+        if top_k is not None:
+            top = torch.topk(logits, top_k)
+            logits = torch.full_like(logits, float("-inf")).scatter(1, top.indices, top.values)
+        probs = F.softmax(logits / temperature, dim=-1)
+        idx = torch.cat((idx, torch.multinomial(probs, num_samples=1, generator=generator)), 1)
+    return idx
+
+
+def _generate_into_a_buffer(model, idx, n_new, max_len, temperature=1.0, top_k=None,
+                            generator=None):  # fmt: skip
+    B, T = idx.shape
+    out = torch.empty(B, T + n_new, dtype=idx.dtype)
+    out[:, :T] = idx
+    with torch.inference_mode():
+        for t in range(T, T + n_new):
+            last = model(out[:, max(0, t - max_len) : t])[0][:, -1] / temperature
+            if top_k:
+                cut = last.sort(dim=-1, descending=True).values[:, top_k - 1 : top_k]
+                last = torch.where(last >= cut, last, torch.tensor(float("-inf")))
+            out[:, t] = torch.multinomial(last.softmax(-1), 1, generator=generator)[:, 0]
+    return out
+
+
+@pytest.mark.parametrize("answer", [_generate_by_scatter, _generate_into_a_buffer])
+def test_other_right_generators_pass(answer):
+    assert verify("generate", answer) == 4
+
+
+def test_every_generate_case_runs_past_the_models_window():
+    for model, idx, n_new, max_len, *_ in REGISTRY["generate"].inputs():
+        assert model.config.max_len == max_len
+        assert idx.shape[1] + n_new > max_len + 1  # the crop matters on several steps
+
+
+def test_without_the_crop_the_check_names_the_mistake_from_the_models_error():
+    def uncropped(model, idx, n_new, max_len, temperature=1.0, top_k=None, generator=None):
+        for _ in range(n_new):
+            probs = torch.softmax(model(idx)[0][:, -1] / temperature, dim=-1)
+            idx = torch.cat([idx, torch.multinomial(probs, 1, generator=generator)], dim=1)
+        return idx
+
+    with pytest.raises(CheckError, match="Feed it only the last max_len tokens") as info:
+        verify("generate", uncropped)
+    assert info.value.mistake == "no-crop"

@@ -1,5 +1,5 @@
 """experiments.costs and experiments.llama_shape: the chapter's figures, and the formulas against
-real modules, torch's FLOP counter and real optimizer state (notebook 08)."""
+real modules, torch's FLOP counter and real optimizer state (notebook 09)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,21 @@ from torch import nn
 from gptlib import GPT, GPTConfig, KVCache
 from gptlib.lessons.experiments import costs
 from gptlib.lessons.experiments.costs import (
+    GB,
+    GIB,
     PRESETS,
     Architecture,
     accelerator_hours,
     architecture_of,
     attention_flops_per_token,
+    attention_share,
     cost_report,
     count_flops,
     forward_flops_per_token,
     gpt_layers_approximation,
     kv_cache_bytes,
     measure_matmul_peak,
+    memory_text,
     mfu,
     model_flops_per_token,
     parameter_counts,
@@ -179,6 +183,97 @@ def test_llama2_7b_shaped_module_on_meta_sums_to_the_table():
     assert all(b is None for m in model.modules() if isinstance(m, nn.Linear) for b in [m.bias])
 
 
+LLAMA3_N = 405_853_388_800  # the released Llama 3.1 405B's parameter count
+
+
+def test_llama3_405b_with_grouped_query_attention_on_meta():
+    arch = PRESETS["Llama 3 405B"]
+    assert (arch.n_layers, arch.d_model, arch.n_heads, arch.kv_heads) == (126, 16_384, 128, 8)
+    assert arch.head_size == 128 and arch.kv_width == 8 * 128
+    p = parameter_counts(arch)
+    # attention: W_Q and W_O are d × d, W_K and W_V are d × (8 · 128)
+    assert p.attention_per_layer == 2 * 16_384**2 + 2 * 16_384 * 1024 == 570_425_344
+    assert p.ffn_per_layer == 3 * 16_384 * 53_248
+    assert p.attention_formula == "2d² + 2·d·n_kv·d_h"
+    assert p.total == LLAMA3_N
+    with torch.device("meta"):
+        model = LlamaShaped(126, 16_384, 128, 128_256, 53_248, n_kv_heads=8)
+    assert numel(model) == LLAMA3_N
+    assert numel(model.layers[0].self_attn) == p.attention_per_layer
+    assert model.layers[0].self_attn.k_proj.weight.shape == (1024, 16_384)
+    tokens = costs.PRESET_TRAINING_TOKENS["Llama 3 405B"]
+    assert training_flops(p.total, tokens) == pytest.approx(3.8e25, rel=0.01)  # as published
+
+
+def test_grouped_query_attention_with_biases_and_validation():
+    mha = parameter_counts(Architecture(2, 64, 8, 10, 16))
+    gqa = parameter_counts(Architecture(2, 64, 8, 10, 16, n_kv_heads=2))
+    # W_K, W_V and their biases shrink from 64 to 2 · 8 = 16 outputs
+    assert mha.attention_per_layer - gqa.attention_per_layer == 2 * (64 * 48 + 48)
+    assert gqa.attention_formula == "2d² + 2·d·n_kv·d_h + 2d + 2·n_kv·d_h"
+    assert parameter_counts(Architecture(2, 64, 8, 10, 16, n_kv_heads=8)) == mha
+    with pytest.raises(ValueError, match=r"n_kv_heads=3 does not divide n_heads=8.*\[1, 2, 4, 8\]"):
+        Architecture(2, 64, 8, 10, 16, n_kv_heads=3)
+    with pytest.raises(ValueError, match="n_kv_heads must be a positive int"):
+        Architecture(2, 64, 8, 10, 16, n_kv_heads=0)
+
+
+def test_grouped_llama_shaped_forward_shares_keys_within_a_group():
+    torch.manual_seed(0)
+    model = LlamaShaped(1, 32, 4, 20, 48, n_kv_heads=2)
+    attention = model.layers[0].self_attn
+    assert attention.k_proj.weight.shape == (16, 32)
+    x = torch.randn(1, 6, 32)
+    # reference: heads 0 and 1 read key/value head 0, heads 2 and 3 read head 1
+    q = attention.q_proj(x).view(1, 6, 4, 8).transpose(1, 2)
+    k = attention.k_proj(x).view(1, 6, 2, 8).transpose(1, 2)[:, [0, 0, 1, 1]]
+    v = attention.v_proj(x).view(1, 6, 2, 8).transpose(1, 2)[:, [0, 0, 1, 1]]
+    expected = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    expected = attention.o_proj(expected.transpose(1, 2).reshape(1, 6, 32))
+    torch.testing.assert_close(attention(x), expected)
+    idx = torch.randint(0, 20, (2, 6))
+    arch = Architecture(
+        1, 32, 4, 20, 6, d_ff=48, n_kv_heads=2, style="llama", bias=False, positions="rope"
+    )
+    p = parameter_counts(arch)
+    assert numel(model) == p.total
+    counted, _ = count_flops(lambda: model(idx))
+    # the repeated keys are copies: only the projections and the full-width scores count
+    assert counted == (2 * p.matmul_weights + attention_flops_per_token(1, 6, 32)) * 2 * 6
+    with pytest.raises(ValueError, match="n_kv_heads=3 does not divide n_heads=4"):
+        LlamaShaped(1, 32, 4, 20, 48, n_kv_heads=3)
+
+
+def test_kv_cache_of_grouped_attention_uses_the_key_width():
+    arch = PRESETS["Llama 3 405B"]
+    report = cost_report(arch, 1e12)
+    assert report.kv_cache_bytes == 2 * 126 * 8192 * 1024 * 2
+    assert report.kv_cache_bytes == kv_cache_bytes(126, 8192, arch.kv_width)
+    assert "key/value heads = 8" in report.lines()
+
+
+def test_memory_text_labels_both_units():
+    assert GB == 1_000_000_000 and GIB == 1_073_741_824
+    assert memory_text(2 * GIB) == "2 GiB (2.147 GB)"
+    assert memory_text(13_476_831_232) == "12.55 GiB (13.48 GB)"
+    assert memory_text(10**9) == "0.9313 GiB (1 GB)"
+
+
+def test_attention_share_is_linear_in_the_context_and_crosses_at_2n_over_4ld():
+    share = attention_share(LLAMA, [1024, 4096, 32_768])
+    two_n = 2 * LLAMA_N
+    assert share.ratios == tuple(4 * 32 * t * 4096 / two_n for t in (1024, 4096, 32_768))
+    assert share.ratio_at(4096) == pytest.approx(2_147_483_648 / 13_476_831_232)
+    assert share.crossing == pytest.approx(two_n / (4 * 32 * 4096))
+    assert round(share.crossing) == 25_705
+    assert "Llama 2 7B, attention / 2N at 4,096 tokens = 0.159" in share.lines()
+    assert share.lines()[-1] == "Llama 2 7B, context where attention equals 2N = 25,705 tokens"
+    with pytest.raises(ValueError, match="was not computed"):
+        share.ratio_at(2048)
+    with pytest.raises(ValueError, match="at least one context"):
+        attention_share(LLAMA, [])
+
+
 def test_architecture_validation():
     with pytest.raises(ValueError, match="not divisible by n_heads=5"):
         Architecture(2, 64, 5, 10, 8)
@@ -297,6 +392,8 @@ def test_kv_cache_bytes_equal_gptlib_kvcache():
     per_layer = sum(t.nbytes for t in (caches[0].k, caches[0].v))
     assert L * per_layer == kv_cache_bytes(L, T, d, batch=B, bytes_per_value=2)
     assert kv_cache_bytes(32, 4096, 4096) == 2 * 2**30  # 2 GiB a sequence for Llama 2 7B
+    with pytest.raises(ValueError, match="kv_width must be a positive int"):
+        kv_cache_bytes(32, 4096, 0)
 
 
 # Time, MFU and the calculator ---------------------------------------------------------------
@@ -336,8 +433,10 @@ def test_cost_report_for_llama2_7b_prints_the_chapter_numbers():
     assert "total training FLOPs = 8.09e+22" in lines
     assert "sustained FLOP/s (peak × MFU) = 1.25e+14" in lines
     assert "accelerator-hours = 179,979" in lines
-    assert "training memory in GiB (bf16 weights and grads, fp32 Adam) = 100.4" in lines
-    assert "KV cache in GiB (one sequence of T tokens, bf16) = 2" in lines
+    assert "training memory (bf16 weights and grads, fp32 Adam) = 100.4 GiB (107.8 GB)" in lines
+    assert "KV cache (one sequence of T tokens, bf16) = 2 GiB (2.147 GB)" in lines
+    assert "weights in bf16 (2 bytes each) = 12.55 GiB (13.48 GB)" in lines
+    assert "key/value heads = 32" in lines
     assert "FFN per layer = 135,266,304 (3·d·d_ff)" in lines
     shape = ["model = Llama 2 7B", "layers L = 32", "width d = 4,096", "heads h = 32"]
     assert lines[:5] == [*shape, "head size d_h = 128"]
@@ -364,6 +463,12 @@ def test_calculator_report_defaults_to_the_chapters_run_and_applies_changes():
     half = costs.calculator_report("Llama 2 7B", n_layers=16)
     assert half.architecture.name == "Llama 2 7B (modified)"
     assert half.params.layers == 16 * (67_108_864 + 135_266_304)
+    grouped = costs.calculator_report("Llama 2 7B", n_kv_heads=8)
+    assert grouped.architecture.name == "Llama 2 7B (modified)"
+    assert grouped.kv_cache_bytes == 2 * 2**30 // 4  # 8 key/value heads instead of 32
+    assert costs.calculator_report("Llama 2 7B", n_kv_heads=32).architecture.name == "Llama 2 7B"
+    with pytest.raises(ValueError, match="n_kv_heads=8 does not divide n_heads=4"):
+        costs.calculator_report("Llama 3 405B", n_heads=4)
     same = costs.calculator_report("GPT-2 small", d_ff=3072, n_tokens=1e9, peak_tflops=100, mfu=0.5)
     assert same.architecture.name == "GPT-2 small"  # 4d given explicitly is no change
     assert same.accelerator_hours == pytest.approx(6 * 124_439_808 * 1e9 / (100e12 * 0.5) / 3600)

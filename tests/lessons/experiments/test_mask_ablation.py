@@ -37,6 +37,10 @@ def test_without_the_mask_the_loss_beats_the_entropy_floor_and_prediction_fails(
     # Without it, predicting from a prefix (as in generation) is far worse than with it.
     assert unmasked.prefix_loss > masked.prefix_loss + 1.0
     assert masked.next_token_attention == 0.0 and unmasked.next_token_attention > 0.5
+    # Without the mask only the last position of a window has no target in view.
+    *copied, last = unmasked.position_loss
+    assert max(copied) < floor < last
+    assert sum(masked.position_loss) / SMALL.block_size == pytest.approx(masked.val_loss, abs=1e-5)
     assert len(masked.losses) == len(unmasked.losses) == SMALL.steps
     assert masked.sample.startswith(SMALL.prompt) and len(masked.sample) == 4 + SMALL.sample_chars
     assert 0.0 <= unmasked.word_hit_rate < masked.word_hit_rate <= 1.0
@@ -71,3 +75,14 @@ def test_both_runs_start_from_the_same_weights_and_batches(monkeypatch):
     assert all(torch.equal(weights_a[k], weights_b[k]) for k in weights_a)
     assert torch.equal(ids_a, ids_b) and config_a == config_b
     assert masked.losses == unmasked.losses == [0.0, 0.0]
+
+
+def test_alter_changes_the_model_before_training(monkeypatch):
+    trained = []
+    monkeypatch.setattr(
+        mask_ablation, "train_losses", lambda m, ids, c: trained.append(m) or torch.zeros(c.steps)
+    )
+    altered = []
+    tiny = AblationSetup(d_model=8, n_heads=2, n_layers=1, block_size=8, steps=2, sample_chars=4)
+    run = mask_ablation.train_run(tiny, True, alter=altered.append)
+    assert altered == trained == [run.model]

@@ -1,5 +1,6 @@
 """Multi-head attention taken apart: step shapes, the reshape pitfall, FLOPs, torch's layer."""
 
+import functools
 import math
 
 import pytest
@@ -16,6 +17,9 @@ from gptlib.lessons.experiments.multihead import (
     multi_head_by_loop,
     multi_head_flops,
     multi_head_steps,
+    positions_reading_their_target,
+    scramble_head_split,
+    slot_tokens,
     split_heads_without_transpose,
     to_torch_multihead,
 )
@@ -92,6 +96,51 @@ def test_wrong_split_lets_the_last_token_reach_earlier_outputs(attn, x):
     assert wrong[:7].any()
     with pytest.raises(ValueError, match="token"):
         changed_slots(attn.split_heads, x, 8)
+
+
+def _token_of_slot(head: int, slot: int, T: int, h: int) -> int:
+    """Under view(B, h, T, d_h), head `head`'s slot `slot` holds features of this token."""
+    return (head * T + slot) // h
+
+
+def test_slot_tokens_name_the_token_in_each_slot(attn):
+    T, d, h = 8, 16, 4
+    assert torch.equal(slot_tokens(attn.split_heads, T, d), torch.arange(T).repeat(h, 1))
+    wrong = slot_tokens(lambda t: split_heads_without_transpose(t, h), T, d)
+    expected = torch.tensor([[_token_of_slot(i, s, T, h) for s in range(T)] for i in range(h)])
+    assert torch.equal(wrong, expected)
+    with pytest.raises(ValueError, match="several tokens"):
+        slot_tokens(lambda t: t.reshape(1, 2, T // 4, 2 * d), T, d)  # slots of two tokens
+
+
+def test_scrambled_layer_is_the_wrong_split_and_reads_exactly_the_predicted_targets(attn, x):
+    scrambled = CausalSelfAttention(16, 4)
+    scrambled.load_state_dict(attn.state_dict())
+    assert scramble_head_split(scrambled) is scrambled
+    by_steps = multi_head_steps(attn, x, split=lambda u: split_heads_without_transpose(u, 4))
+    torch.testing.assert_close(scrambled(x), by_steps[-1].tensor)
+    # Output t takes head i's slot t, which attends to slots 0..t, holding tokens
+    # token_of_slot(i, 0) .. token_of_slot(i, t): it reads its target t + 1 when one head covers it.
+    T, h = 8, 4
+    predicted = [
+        t
+        for t in range(T - 1)
+        if any(_token_of_slot(i, 0, T, h) <= t + 1 <= _token_of_slot(i, t, T, h) for i in range(h))
+    ]
+    assert positions_reading_their_target(scrambled, x) == predicted != []
+    assert positions_reading_their_target(attn, x) == []  # the right split is causal
+
+
+def test_scramble_head_split_reaches_every_layer_of_a_gpt_and_only_multi_token_passes():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=7, d_model=16, n_heads=4, n_layers=2, max_len=8)).eval()
+    idx = torch.randint(0, 7, (1, 8))
+    right_logits, _ = model(idx)
+    right_one, _ = model(idx[:, :1])
+    scramble_head_split(model)
+    assert all(isinstance(b.attn.split_heads, functools.partial) for b in model.blocks)
+    assert not torch.allclose(model(idx)[0], right_logits)
+    torch.testing.assert_close(model(idx[:, :1])[0], right_one)  # one token splits the same
 
 
 @pytest.mark.parametrize("bias", [True, False])

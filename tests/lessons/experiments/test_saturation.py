@@ -1,5 +1,5 @@
 """experiments.saturation against the chapter's variance argument and a closed-form softmax
-Jacobian."""
+Jacobian; the retrieval training with and without 1/√d_k on a small, fast setting."""
 
 import math
 from itertools import pairwise
@@ -7,7 +7,13 @@ from itertools import pairwise
 import pytest
 import torch
 
-from gptlib.lessons.experiments.saturation import saturation, saturation_sweep
+from gptlib.lessons.experiments.saturation import (
+    RetrievalHead,
+    RetrievalTask,
+    saturation,
+    saturation_sweep,
+    train_retrieval,
+)
 
 WIDTHS = [1, 4, 16, 64, 128, 256, 1024]
 
@@ -118,3 +124,85 @@ def test_sweep_runs_every_width_in_both_modes():
         assert all(r.scaled is scaled for r in runs)
         single = saturation(8, scaled, seed=5, n_queries=16, n_keys=4)
         assert torch.equal(runs[1].scores, single.scores)
+
+
+# --- training a retrieval head with and without 1/√d_k ---------------------------------------
+
+SMALL = RetrievalTask(n_pairs=8, n_keys=16, n_values=8)
+
+
+def _small_run(scaled, d_k=256, steps=150, seed=0):
+    return train_retrieval(
+        d_k, scaled, steps, lr=1e-2, batch_size=16, d_model=16, task=SMALL, seed=seed
+    )
+
+
+def test_batches_hold_distinct_keys_and_a_queried_pair():
+    keys, values, queried = SMALL.batch(64, torch.Generator().manual_seed(0))
+    assert keys.shape == values.shape == (64, 8) and queried.shape == (64,)
+    assert all(len(set(row.tolist())) == 8 for row in keys)
+    assert keys.max() < 16 and values.max() < 8 and 0 <= queried.min() <= queried.max() < 8
+
+
+def test_the_forward_is_the_attention_formula_written_out():
+    # Scores as elementwise products summed over d_k (not a matmul), the mix as a weighted sum.
+    head = RetrievalHead(SMALL, d_k=4, scaled=True, d_model=8, generator=torch.Generator())
+    keys, values, queried = SMALL.batch(5, torch.Generator().manual_seed(1))
+    logits, scores = head(keys, values, queried)
+    pairs = (head.key_emb(keys) + head.value_emb(values)) / math.sqrt(2)
+    query = head.key_emb(keys[torch.arange(5), queried])
+    expected_scores = (head.W_Q(query)[:, None] * head.W_K(pairs)).sum(-1) / 2.0  # √4
+    torch.testing.assert_close(scores, expected_scores)
+    mixed = (torch.softmax(expected_scores, -1)[..., None] * head.W_V(pairs)).sum(1)
+    torch.testing.assert_close(logits, head.readout(mixed))
+
+
+def test_initial_scores_spread_like_sqrt_dk_and_scaling_only_divides_them():
+    generator_state = torch.Generator().manual_seed(3).get_state()
+    heads = {}
+    for scaled in (False, True):
+        generator = torch.Generator()
+        generator.set_state(generator_state)
+        heads[scaled] = RetrievalHead(SMALL, 256, scaled, 16, generator)
+    keys, values, queried = SMALL.batch(256, torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        raw, scaled = (heads[s](keys, values, queried)[1] for s in (False, True))
+    torch.testing.assert_close(scaled, raw / 16.0)  # same weights, √256 = 16
+    # q and k have unit-variance components, so std(q·k) ≈ √d_k (2048 scores, a few % off).
+    assert raw.std().item() == pytest.approx(16.0, rel=0.2)
+
+
+def test_unscaled_training_stalls_at_a_large_dk_where_scaled_learns():
+    unscaled, scaled = _small_run(False), _small_run(True)
+    guessing = math.log(8)
+    assert scaled.mean_loss(125, 150) < 0.3
+    assert unscaled.mean_loss(125, 150) > 0.7 * guessing
+    assert scaled.answer_weight[-25:].mean() > 0.8 > 0.4 > unscaled.answer_weight[-25:].mean()
+    # The reason, at the first step: the saturated softmax passes far less gradient.
+    assert unscaled.initial_max_weight > 0.8 and scaled.initial_max_weight < 0.5
+    assert unscaled.initial_grad_norm < 0.5 * scaled.initial_grad_norm
+    assert unscaled.initial_answer_grad < 0.5 * scaled.initial_answer_grad
+
+
+def test_both_start_from_the_same_weights_and_batches():
+    unscaled, scaled = _small_run(False, d_k=1, steps=25), _small_run(True, d_k=1, steps=25)
+    torch.testing.assert_close(unscaled.losses, scaled.losses)  # √1 = 1: the same run
+    assert unscaled.initial_score_std == scaled.initial_score_std
+
+
+def test_run_records_and_validation():
+    run = _small_run(True, d_k=8, steps=30)
+    assert run.losses.shape == run.answer_weight.shape == (30,)
+    assert run.chance_loss == pytest.approx(math.log(8))
+    assert run.mean_loss(0, 30) == pytest.approx(run.losses.mean().item())
+    assert run.lines()[0] == "d_k = 8" and run.lines()[-2].endswith(" nats")
+    with pytest.raises(ValueError, match="start < stop"):
+        run.mean_loss(20, 40)
+    with pytest.raises(ValueError, match="d_k must be a positive integer"):
+        train_retrieval(0, True)
+    with pytest.raises(ValueError, match="at least 25"):
+        train_retrieval(8, True, steps=10)
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        train_retrieval(8, True, batch_size=0)
+    with pytest.raises(ValueError, match="n_pairs <= n_keys"):
+        RetrievalTask(n_pairs=8, n_keys=4)

@@ -47,7 +47,17 @@ def test_output_change_view_colours_the_moved_positions():
 
 
 def _run(causal: bool, loss: float) -> AblationRun:
-    return AblationRun(causal, None, [3.0, loss], loss, 2 * loss, "", 0.5, 0.0)
+    return AblationRun(
+        causal=causal,
+        model=None,
+        losses=[3.0, loss],
+        val_loss=loss,
+        prefix_loss=2 * loss,
+        position_loss=[loss, loss],
+        sample="",
+        word_hit_rate=0.5,
+        next_token_attention=0.0,
+    )
 
 
 def test_mask_ablation_plots_both_runs_and_the_floor():
@@ -60,3 +70,9 @@ def test_mask_ablation_plots_both_runs_and_the_floor():
     ]
     heights = sorted(round(bar.get_height(), 6) for bar in ax_b.patches)
     assert heights == [0.05, 0.1, 0.5, 1.0]
+    assert [t.get_text() for t in ax_b.get_legend().get_texts()] == [
+        "entropy floor",
+        "with mask",
+        "without mask",
+    ]
+    assert "nats per character" in ax_l.get_ylabel() and "nats per character" in ax_b.get_ylabel()

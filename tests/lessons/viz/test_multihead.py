@@ -3,9 +3,10 @@
 import matplotlib
 import pytest
 import torch
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 
-from gptlib.lessons.viz.multihead import HeadPatternsView, plot_head_slots
+from gptlib.lessons.viz.multihead import HeadPatternsView, plot_head_slots, plot_position_loss
 
 matplotlib.use("Agg")
 
@@ -36,13 +37,31 @@ def test_view_refuses_more_heads_than_panels():
         HeadPatternsView(Figure(), "abc", max_heads=4).update(torch.zeros(8, 3, 3))
 
 
-def test_slot_grids_show_the_booleans():
-    right = torch.zeros(2, 4, dtype=torch.bool)
-    right[:, 1] = True
-    fig = plot_head_slots({"right": right, "wrong": right.T.reshape(2, 4)}, token=1)
+def test_slot_grids_write_each_slots_token_and_mark_the_chosen_one():
+    right = torch.arange(4).repeat(2, 1)  # [h=2, T=4]: slot t holds token t in every head
+    wrong = torch.tensor([[0, 0, 1, 1], [2, 2, 3, 3]])
+    fig = plot_head_slots({"right": right, "wrong": wrong}, token=1)
     assert len(fig.axes) == 2
-    assert fig.axes[0].get_title() == "right: token 1 lands in"
-    assert (fig.axes[0].images[0].get_array() == right.float().numpy()).all()
+    assert fig.axes[1].get_title() == "wrong\nwhich token fills each slot (token 1 red)"
+    assert [t.get_text() for t in fig.axes[1].texts] == ["0", "0", "1", "1", "2", "2", "3", "3"]
+    assert (fig.axes[1].images[0].get_array() == (wrong == 1).float().numpy()).all()
+
+
+def test_position_loss_colours_the_positions_that_read_their_target():
+    fig = plot_position_loss([1.0, 0.01, 0.5], reading_target=[1], floor=0.3, title="bug")
+    ax = fig.axes[0]
+    bars = ax.containers[0]
+    assert [round(b.get_height(), 6) for b in bars] == [1.0, 0.01, 0.5]
+    assert [b.get_facecolor() for b in bars] == [
+        to_rgba("tab:grey"),
+        to_rgba("tab:red"),
+        to_rgba("tab:grey"),
+    ]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["can read its target t + 1", "cannot", "entropy floor 0.300"]
+    shaded = [p for p in ax.patches if p not in bars]  # one column behind each such position
+    assert [(round(p.get_x(), 6), round(p.get_width(), 6)) for p in shaded] == [(0.5, 1.0)]
+    assert "nats per character" in ax.get_ylabel()
 
 
 @pytest.mark.parametrize(("max_heads", "T", "cols"), [(8, 21, 4), (4, 32, 2), (1, 5, 4)])

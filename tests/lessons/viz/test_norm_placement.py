@@ -4,10 +4,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import math  # noqa: E402
+
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from gptlib.lessons.experiments.norm_placement import ARMS, LearningRateGrid  # noqa: E402
 from gptlib.lessons.viz import norm_placement as viz  # noqa: E402
 
 
@@ -45,3 +48,27 @@ def test_profile_view_redraws_one_line_per_placement():
     with pytest.raises(ValueError, match="at least one profile"):
         view.update({})
     plt.close("all")
+
+
+def test_learning_rate_labels():
+    assert [viz.lr_label(lr) for lr in (1e-3, 3e-3, 1e-2, 3e-2)] == ["1e-3", "3e-3", "1e-2", "3e-2"]
+
+
+def test_grid_heatmaps_share_one_scale_and_label_every_cell():
+    curves = torch.full((3, 2, 2, 2, 12), 1.5)
+    curves[1, 1, 1] = 2.8  # stalled at the floor
+    curves[2, 0, 0, 1, 5:] = math.nan  # one seed diverged
+    grid = LearningRateGrid(tuple(ARMS), (2, 8), (1e-3, 3e-2), (0, 1), 12, 4, curves, 2.8)
+    fig = viz.plot_learning_rate_grid(grid)
+    panels = [ax for ax in fig.axes if ax.get_title() in ARMS]
+    assert [ax.get_title() for ax in panels] == list(ARMS)
+    assert len({ax.get_images()[0].get_clim() for ax in panels}) == 1  # one colour scale
+    texts = [[t.get_text() for t in ax.texts] for ax in panels]
+    assert texts[0] == ["1.50"] * 4
+    assert "2.80\nstalled" in texts[1]
+    assert "diverged" in texts[2]
+    assert [t.get_text() for t in panels[0].get_xticklabels()] == ["1e-3", "3e-2"]
+    colorbar = next(ax for ax in fig.axes if ax not in panels)
+    assert "unigram entropy 2.80" in colorbar.get_ylabel()
+    assert "nats per character" in colorbar.get_ylabel()
+    plt.close(fig)

@@ -13,7 +13,7 @@ from gptlib.lessons.viz import residuals as viz  # noqa: E402
 
 def _flow(values):
     t = torch.tensor(values, dtype=torch.float64)
-    return GradientFlow(grad_norms=t, token_similarity=t / t.max())
+    return GradientFlow(grad_norms=t, token_similarity=t / t.max(), stream_norms=t)
 
 
 def test_activation_plot_has_a_value_and_a_slope_line_per_activation():
@@ -26,14 +26,38 @@ def test_activation_plot_has_a_value_and_a_slope_line_per_activation():
 def test_gradient_flow_plot_is_log_scaled_with_one_line_per_run():
     fig = viz.plot_gradient_flow({"a": _flow([1.0, 2.0]), "b": _flow([1e-30, 1.0])}, "t")
     (ax,) = fig.axes
-    assert ax.get_yscale() == "log" and len(ax.get_lines()) == 2
+    assert ax.get_yscale() == "log" and len(ax.get_lines()) == 2  # above float32's limits
     assert list(ax.get_lines()[1].get_ydata()) == [1e-30, 1.0]
+    ticks = [t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+    assert ticks == [10.0**e for e in range(-30, 6, 5)]  # round decades
     plt.close(fig)
+
+
+def test_gradient_flow_plot_marks_where_float32_underflows():
+    fig = viz.plot_gradient_flow({"a": _flow([1e-112, 1e-40, 1.0])}, "t")
+    (ax,) = fig.axes
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == [
+        "a",
+        "float32's smallest normal number (1.2e-38)",
+        "float32's smallest positive number (1.4e-45)",
+    ]
+    assert ax.get_lines()[2].get_ydata()[0] == 2.0**-149
+    assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["$10^{-120}$", "$10^{-100}$"]
+    plt.close(fig)
+
+
+def test_decade_ticks_are_round_and_few():
+    assert viz.decade_ticks(6e-112, 30.0) == [10.0**e for e in range(-120, 21, 20)]
+    assert viz.decade_ticks(0.5, 0.7) == [0.1, 1.0]
+    assert len(viz.decade_ticks(1e-300, 1e300, max_ticks=8)) <= 8
 
 
 def test_similarity_plot():
     fig = viz.plot_token_similarity({"a": _flow([1.0, 2.0, 4.0])})
-    assert list(fig.axes[0].get_lines()[0].get_ydata()) == [0.25, 0.5, 1.0]
+    lines = fig.axes[0].get_lines()
+    assert list(lines[0].get_ydata()) == [0.25, 0.5, 1.0]
+    assert lines[1].get_label() == "every position holds the same vector"
     plt.close(fig)
 
 

@@ -1,11 +1,18 @@
 """viz.saturation: the explorer's view shows the numbers of the result it is given."""
 
+import math
+
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from gptlib.lessons.experiments.saturation import saturation, saturation_sweep
-from gptlib.lessons.viz.saturation import SaturationView, plot_saturation_curves
+from gptlib.lessons.experiments.saturation import (
+    RetrievalTask,
+    saturation,
+    saturation_sweep,
+    train_retrieval,
+)
+from gptlib.lessons.viz.saturation import SaturationView, plot_saturation_curves, plot_scaling_runs
 
 CURVES = saturation_sweep([1, 16, 256], n_queries=32, n_keys=16)
 
@@ -51,12 +58,43 @@ def test_view_refuses_a_result_with_another_number_of_keys():
         view.update(saturation(4, scaled=True, n_keys=8))
 
 
-def test_curves_plot_one_line_per_mode_in_each_panel():
+def test_curves_plot_one_line_per_mode_in_each_panel_and_labelled_levels():
     fig = plot_saturation_curves(CURVES, Figure())
     assert len(fig.axes) == 3
     for ax in fig.axes:
-        assert len(ax.lines) == 2
-        assert list(ax.lines[0].get_xdata()) == [1, 16, 256]
+        curves = [line for line in ax.lines if line.get_marker() == "o"]
+        assert len(curves) == 2
+        assert list(curves[0].get_xdata()) == [1, 16, 256]
     np.testing.assert_allclose(
         fig.axes[2].lines[0].get_ydata(), [r.grad_norm for r in CURVES[False]]
     )
+    levels = {
+        line.get_label(): line.get_ydata()[0]
+        for ax in fig.axes
+        for line in ax.lines
+        if line.get_marker() != "o"
+    }
+    assert levels == pytest.approx(
+        {"one-hot: 1": 1, "uniform: 1/16": 1 / 16, "uniform: ln 16 = 2.77": math.log(16)}
+    )
+
+
+def test_scaling_runs_plot_losses_and_weights_with_labelled_levels():
+    task = RetrievalTask(n_pairs=4, n_keys=8, n_values=4)
+    runs = {
+        d_k: {
+            s: train_retrieval(d_k, s, 25, batch_size=4, d_model=4, task=task)
+            for s in (False, True)
+        }
+        for d_k in (2, 8)
+    }
+    fig = plot_scaling_runs(runs, Figure())
+    assert len(fig.axes) == 4
+    loss_ax, weight_ax = fig.axes[0], fig.axes[2]  # d_k = 2: loss above, weight below
+    np.testing.assert_allclose(loss_ax.lines[0].get_ydata(), runs[2][False].losses.numpy())
+    np.testing.assert_allclose(weight_ax.lines[1].get_ydata(), runs[2][True].answer_weight)
+    assert loss_ax.get_ylabel() == "loss (nats per answer token)"
+    assert "guessing: ln 4 = 1.39" in [line.get_label() for line in loss_ax.lines]
+    levels = {line.get_label(): line.get_ydata()[0] for line in weight_ax.lines[2:]}
+    assert levels == {"reads it alone: 1": 1, "at random: 1/4": 0.25}
+    assert fig.axes[1].get_title() == "d_k = 8: loss"

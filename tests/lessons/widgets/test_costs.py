@@ -48,6 +48,36 @@ def test_heads_slider_offers_divisors_and_keeps_the_head_size():
     assert all(4288 % h == 0 for h in calc.shape["n_heads"].options)
 
 
+def test_key_value_heads_follow_the_heads():
+    calc = CostCalculator("Llama 2 7B")  # one key/value head per query head
+    kv = calc.shape["n_kv_heads"]
+    assert kv.value == 32 and kv.options == tuple(head_counts(32))
+    calc.shape["n_heads"].value = 64  # still one per query head
+    assert kv.value == 64 and "key/value heads = 64" in calc.lines
+    kv.value = 8  # grouped: 8 heads of keys and values, each for 8 query heads
+    assert calc.lines == calculator_report("Llama 2 7B", n_heads=64, n_kv_heads=8).lines()
+    assert "KV cache (one sequence of T tokens, bf16) = 0.25 GiB (0.2684 GB)" in calc.lines
+    calc.shape["n_heads"].value = 4  # 8 no longer divides: the nearest count that does
+    assert kv.value == 4 and kv.options == (1, 2, 4)
+    calc.shape["d_model"].value = 4160  # a new width keeps d_h; key/value heads stay valid
+    assert calc.shape["n_heads"].value % kv.value == 0
+    assert (
+        calc.lines
+        == calculator_report(
+            "Llama 2 7B", d_model=4160, n_heads=calc.shape["n_heads"].value, n_kv_heads=kv.value
+        ).lines()
+    )
+
+
+def test_a_grouped_preset_loads_its_key_value_heads():
+    calc = CostCalculator("Llama 2 7B")
+    calc.preset.value = "Llama 3 405B"
+    assert calc.shape["n_heads"].value == 128 and calc.shape["n_kv_heads"].value == 8
+    assert "parameters N = 405,853,388,800 (405.85B)" in calc.lines
+    calc.shape["n_heads"].value = 64  # 8 still divides 64: grouped it stays
+    assert calc.shape["n_kv_heads"].value == 8
+
+
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_every_preset_fits_the_sliders(preset):
     calc = CostCalculator(preset)

@@ -1,0 +1,86 @@
+"""The reshape bug trained: the positions that can read their target copy it, the rest predict."""
+
+import functools
+
+import pytest
+import torch
+
+from gptlib.data.grammar import TOY_GRAMMAR
+from gptlib.lessons.experiments import mask_ablation
+from gptlib.lessons.experiments.mask_ablation import AblationRun, AblationSetup
+from gptlib.lessons.experiments.reshape_bug import (
+    BUG_SETUP,
+    ReshapeBugRun,
+    leaking_positions,
+    run_reshape_bug,
+)
+
+
+def test_leaking_positions_follow_the_index_arithmetic_of_the_scrambled_split():
+    # T = 32, h = 4: head i's slot t holds token (32 i + t) // 4, so output t reads tokens
+    # 8 i .. 8 i + t // 4 through head i; it sees its target t + 1 when one head covers it.
+    T, h = BUG_SETUP.block_size, BUG_SETUP.n_heads
+    covered = [
+        t for t in range(T - 1) if any(i * T // h <= t + 1 <= (i * T + t) // h for i in range(h))
+    ]
+    assert leaking_positions() == covered
+    assert covered == [7, 8, 9, *range(15, 21), *range(23, 31)]
+
+
+def _run(position_loss: list[float]) -> AblationRun:
+    return AblationRun(
+        causal=True,
+        model=None,
+        losses=[],
+        val_loss=0.0,
+        prefix_loss=0.0,
+        position_loss=position_loss,
+        sample="",
+        word_hit_rate=0.0,
+        next_token_attention=0.0,
+    )
+
+
+def test_mean_position_loss_splits_leaking_from_other_positions():
+    result = ReshapeBugRun(_run([1.0, 0.0, 2.0, 0.5]), leaking=[1, 3])
+    assert result.mean_position_loss(leaking=True) == 0.25
+    assert result.mean_position_loss(leaking=False) == 1.5
+
+
+@pytest.mark.slow
+def test_a_small_scrambled_model_copies_where_it_can_and_fails_from_a_prefix():
+    small = AblationSetup(
+        d_model=32,
+        n_heads=4,
+        n_layers=1,
+        block_size=16,
+        steps=300,
+        lr=1e-2,
+        train_sentences=100,
+        val_sentences=20,
+        val_windows=8,
+        sample_chars=20,
+    )
+    result = run_reshape_bug(small)
+    assert result.leaking == leaking_positions(small) != []
+    floor = TOY_GRAMMAR.entropy_per_char()
+    # Where the target is in view the loss beats the entropy floor (copying); elsewhere not.
+    assert (
+        result.mean_position_loss(leaking=True) < floor < result.mean_position_loss(leaking=False)
+    )
+    # From a prefix alone (as in generation) there is nothing to copy.
+    assert result.run.prefix_loss > 2 * result.run.val_loss
+
+
+def test_the_bug_is_planted_before_training(monkeypatch):
+    seen = []
+
+    def fake_train_losses(model, ids, config):
+        seen.append([isinstance(b.attn.split_heads, functools.partial) for b in model.blocks])
+        return torch.zeros(config.steps)
+
+    monkeypatch.setattr(mask_ablation, "train_losses", fake_train_losses)
+    tiny = AblationSetup(d_model=8, n_heads=2, n_layers=2, block_size=8, steps=2, sample_chars=4)
+    result = run_reshape_bug(tiny)
+    assert seen == [[True, True]]
+    assert result.run.causal and len(result.run.position_loss) == tiny.block_size
