@@ -250,9 +250,15 @@ class LabServer:
         """Ask the server to end every open session's kernel, without waiting for the kernels
         to exit (seconds each, which the next notebook's start can overlap); `stop` waits."""
         for session in self.request("GET", "api/sessions"):
-            self._shutdowns.append(
-                self._background.submit(self.request, "DELETE", f"api/sessions/{session['id']}")
-            )
+            self._shutdowns.append(self._background.submit(self._end_session, session["id"]))
+
+    def _end_session(self, session_id: str) -> None:
+        try:
+            self.request("DELETE", f"api/sessions/{session_id}")
+        except urllib.error.HTTPError as error:
+            # 404: already gone (an earlier call asked for it while its kernel was still ending)
+            if error.code != 404:
+                raise
 
     def setting(self, plugin_id: str, key: str) -> object:
         """The value JupyterLab's front end gets for one setting of one plugin."""

@@ -42,7 +42,6 @@ def test_the_reference_loss_is_the_mean_negative_log_likelihood():
         )
 
 
-
 class TemperatureSoftmax(nn.Module):
     """A correct answer written as a module: its instance is the student's function."""
 
