@@ -1,6 +1,6 @@
 """Checkpoints: a trained model with its tokenizer, and optionally the state to resume training.
 
-Introduced in notebook 07. A checkpoint file holds plain data only (tensors, numbers, strings,
+Introduced in notebook 08. A checkpoint file holds plain data only (tensors, numbers, strings,
 lists and dicts), so it loads with `torch.load(weights_only=True)`, which cannot run code hidden
 in a file. It is written atomically: a crash mid-save leaves the previous file intact. A file
 that is not a checkpoint is refused with a ValueError that says what it is instead. Files of
@@ -41,7 +41,7 @@ _UNSAFE_OBJECT = re.compile(r"Unsupported (?:global|class)\W+(?:GLOBAL )?([\w.]+
 
 @dataclass
 class Checkpoint:
-    """The contents of a checkpoint file (notebook 07).
+    """The contents of a checkpoint file (notebook 08).
 
     `trainer_state` is None for a checkpoint saved without a trainer (weights for sampling only);
     `meta` holds plain facts about the run, such as the corpus name.

@@ -1,4 +1,4 @@
-"""The command line: `python -m gptlib train|sample|upgrade` (notebook 07).
+"""The command line: `python -m gptlib train|sample|upgrade` (notebook 08).
 
     python -m gptlib train                       # the chapter's GPT on Tiny Shakespeare
     python -m gptlib train --corpus tinyshakespeare --time-budget 60 --out shakespeare.pt

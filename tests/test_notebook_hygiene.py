@@ -96,7 +96,8 @@ def test_cells_nbval_ignores_assert_what_they_show(path):
     for cell in _code_cells(path):
         source = "".join(cell["source"])
         if not source.startswith("# NBVAL_IGNORE_OUTPUT"):
-            assert "NBVAL_IGNORE_OUTPUT" not in source, (
+            # the marker as a comment anywhere else is misplaced (nbval reads only line one)
+            assert not re.search(r"^\s*#\s*NBVAL_IGNORE_OUTPUT", source, re.M), (
                 f"{path.name}: put # NBVAL_IGNORE_OUTPUT on the cell's first line:\n{source[:200]}"
             )
             continue

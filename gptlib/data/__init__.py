@@ -1,4 +1,4 @@
-"""Data for notebook 07: the character tokenizer, corpora, the split and batch sampling."""
+"""Data for notebooks 07 and 08: the character tokenizer, corpora, the split and batch sampling."""
 
 from gptlib.data.batches import BatchSampler, train_val_split
 from gptlib.data.corpora import default_corpus, load_corpus, tiny_shakespeare

@@ -1,6 +1,6 @@
 """From a stream of token ids to training batches: the train/validation split and random windows.
 
-Introduced in notebook 07. A batch is x [B, T] and targets y [B, T], y being x shifted left by
+Introduced in notebook 08. A batch is x [B, T] and targets y [B, T], y being x shifted left by
 one position: y[b, t] is the token that follows x[b, t].
 """
 
@@ -39,7 +39,7 @@ def _check_ids(ids: torch.Tensor) -> None:
 
 
 class BatchSampler:
-    """Random windows of a token stream, drawn by a seeded generator (notebook 07).
+    """Random windows of a token stream, drawn by a seeded generator (notebook 08).
 
     `sample()` → x [B, T], y [B, T]. The generator's state is part of a checkpoint, so a resumed
     run draws the same batches as an uninterrupted one.

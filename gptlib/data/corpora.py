@@ -1,4 +1,4 @@
-"""Text corpora (notebook 07): Tiny Shakespeare, packaged with gptlib; the embedded sonnets; and
+"""Text corpora (notebooks 07 and 08): Tiny Shakespeare, packaged with gptlib; the embedded sonnets; and
 any text files in the folder named by ``$GPTLIB_DATA_DIR``.
 
 Tiny Shakespeare is the corpus of Karpathy's char-rnn: 1,115,394 characters from Shakespeare's
@@ -49,7 +49,7 @@ def _verified(data: bytes, source: str, fix: str) -> str:
 
 
 def tiny_shakespeare() -> str:
-    """Tiny Shakespeare, 1,115,394 characters (notebook 07), checksum-verified on every call.
+    """Tiny Shakespeare, 1,115,394 characters (notebook 08), checksum-verified on every call.
 
     Reads ``$GPTLIB_DATA_DIR/tinyshakespeare.txt`` if there is one, else the copy packaged with
     gptlib. Raises ValueError, with both checksums, for a copy that is not the real text.
@@ -83,7 +83,7 @@ def _data_dir_corpora() -> dict[str, Path]:
 
 
 def load_corpus(name: str) -> str:
-    """A corpus by name or path, as text (notebook 07).
+    """A corpus by name or path, as text (notebook 08, the command line).
 
     `name` is "tinyshakespeare", "sonnets", the name of a ``.txt`` file in ``$GPTLIB_DATA_DIR``
     (without the suffix; the two built-in names take precedence) or the path of a UTF-8 file.

@@ -10,7 +10,7 @@ ANSWERS = {
         inputs and targets are both [{B}, {T}] (gptlib's BatchSampler and the
         chapter's training loop do this): one pass scores B·T = {with_extra_token} predictions,
         each from its own prefix only. If the targets are taken from the same {T} characters the
-        model reads (logits[:, :-1] against idx[:, 1:], as in notebook 07's loss exercise), the
+        model reads (logits[:, :-1] against idx[:, 1:], as in notebook 08's loss exercise), the
         last position of each window has no target: B·(T−1) = {from_same_tokens}.
     """,
     "03.minus-infinity": """
