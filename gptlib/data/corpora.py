@@ -1,5 +1,5 @@
-"""Text corpora (notebooks 07 and 08): Tiny Shakespeare, packaged with gptlib; the embedded sonnets; and
-any text files in the folder named by ``$GPTLIB_DATA_DIR``.
+"""Text corpora (notebooks 07 and 08): Tiny Shakespeare, packaged with gptlib; the embedded
+sonnets; and any text files in the folder named by ``$GPTLIB_DATA_DIR``.
 
 Tiny Shakespeare is the corpus of Karpathy's char-rnn: 1,115,394 characters from Shakespeare's
 plays, whose text is in the public domain. gptlib ships it gzip-compressed beside this module and
