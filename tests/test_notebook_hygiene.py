@@ -122,3 +122,16 @@ def test_lessons_end_with_takeaways_and_keep_answers_out_of_sight(path):
     assert 3 <= len(bullets) <= 5, f"{path.name}: 3–5 takeaways, found {len(bullets)}"
     for text in markdown:  # answers live in gptlib.lessons.answers and show folded
         assert "<details>" not in text, f"{path.name}: an answer typed into markdown"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_answer_cell_shows_its_answer(path):
+    """`answer(...)` only shows when it is the cell's last expression: nothing may follow it."""
+    for cell in _code_cells(path):
+        source = "".join(cell["source"])
+        if not re.search(r"^answer\(", source, re.M):
+            continue
+        shown = [out for out in cell["outputs"] if out.get("output_type") == "execute_result"]
+        assert shown, (
+            f"{path.name}: an answer that is not displayed (end the cell with it):\n{source}"
+        )

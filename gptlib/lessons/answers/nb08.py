@@ -25,10 +25,10 @@ ANSWERS = {
         steps it did not: {one_head:.3f} against the bigram's {bigram:.3f} nats.
 
         With x + F(x) the embedding of the current character passes straight through every
-        block, so the model is a bigram model from the first step, and attention and the MLP
-        only have to add what they can. That rung reached {residuals:.3f}: the largest drop of
-        the ladder. The same identity path carries gradients back to the first layers of deep
-        stacks (notebook 05).
+        block, so from the first step the output can read the current character as a bigram
+        model does, and attention and the MLP only have to add what they can. That rung reached
+        {residuals:.3f}: the largest drop of the ladder. The same identity path carries
+        gradients back to the first layers of deep stacks (notebook 05).
     """,
     "08.one-head": """
         Parameters are not the point: a head has one softmax, one pattern of weights over the

@@ -1,5 +1,5 @@
-"""Exercises of notebook 05: the MLP as a module (the one notebook 07's capstone uses) and its
-parameter count."""
+"""Exercises of notebook 05: the MLP as a module (notebook 07 restates it for the capstone)
+and its parameter count."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Exercises of notebook 06: LayerNorm written out, and a block's forward pass in both norm
-placements (the one notebook 07's capstone uses)."""
+placements (Pre-LN is the block the capstone of notebook 07 asks for)."""
 
 from __future__ import annotations
 
