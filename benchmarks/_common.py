@@ -17,7 +17,7 @@ import torch
 
 def machine_line() -> str:
     """CPU, thread count and load average: the conditions a figure was measured under."""
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    load = ", ".join(f"{x:z.2f}" for x in os.getloadavg())
     return (
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch "
         f"{torch.__version__} with {torch.get_num_threads()} threads; load average {load}"

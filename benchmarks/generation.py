@@ -63,8 +63,8 @@ def main() -> None:
         model.generate(prompt, 4, temperature=0)  # warm-up at this length
         result = compare_cache(model, prompt, N_NEW, rounds=args.rounds, clock=clock)
         print(
-            f"{context:>9} {result.cached_s * 1e3:>7.1f} ms {result.recomputed_s * 1e3:>7.1f} ms "
-            f"{result.speedup:>8.1f}x  {result.identical}"
+            f"{context:>9} {result.cached_s * 1e3:>z7.1f} ms {result.recomputed_s * 1e3:>z7.1f} ms "
+            f"{result.speedup:>z8.1f}x  {result.identical}"
         )
         if not result.identical:
             failed.append(context)

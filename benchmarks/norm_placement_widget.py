@@ -29,8 +29,8 @@ def main() -> None:
     for depths, label in (((8, 16, 24), "new depth"), ((8, 16, 24), "cached depth")):
         times = [timed_step(explorer, depth) for depth in depths]
         print(
-            f"{label:13s} redraw: median {statistics.median(times):.3f} s, "
-            f"max {max(times):.3f} s over depths {depths}"
+            f"{label:13s} redraw: median {statistics.median(times):z.3f} s, "
+            f"max {max(times):z.3f} s over depths {depths}"
         )
 
 

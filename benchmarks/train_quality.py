@@ -67,12 +67,12 @@ def main() -> None:
     print("command:", " ".join(shown))
     print("summary:", json.dumps(summary))
     print(
-        f"peak memory of the training process: {usage.ru_maxrss / 1024:.0f} MB; "
-        f"CPU seconds: {usage.ru_utime + usage.ru_stime:.1f}"
+        f"peak memory of the training process: {usage.ru_maxrss / 1024:z.0f} MB; "
+        f"CPU seconds: {usage.ru_utime + usage.ru_stime:z.1f}"
     )
     print(
-        f"validation loss (200 batches of 12 × 64): {val:.3f} after {summary['steps']} steps, "
-        f"{summary['seconds']:.1f} s of training ({summary['tokens_per_s']:.0f} tokens/s)"
+        f"validation loss (200 batches of 12 × 64): {val:z.3f} after {summary['steps']} steps, "
+        f"{summary['seconds']:z.1f} s of training ({summary['tokens_per_s']:z.0f} tokens/s)"
     )
 
 

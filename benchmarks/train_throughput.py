@@ -138,15 +138,15 @@ def main() -> None:
     clock = time.process_time if args.cpu_time else time.perf_counter
     medians = interleaved_medians(candidates, rounds=args.rounds, per_round=4, clock=clock)
     base = medians["chapter code (explicit attention, AdamW)"]
-    print(f"config: L=4 h=4 d=128 block {T} batch {B} V={V}; {flops / 1e9:.2f} GFLOP per step")
+    print(f"config: L=4 h=4 d=128 block {T} batch {B} V={V}; {flops / 1e9:z.2f} GFLOP per step")
     kind = "CPU" if args.cpu_time else "wall"
     print(f"timing: median of {args.rounds} rounds of 4 steps, {kind} seconds")
-    print(f"fp32 matmul peak (1024², best of 20): {peak / 1e9:.1f} GFLOP/s")
+    print(f"fp32 matmul peak (1024², best of 20): {peak / 1e9:z.1f} GFLOP/s")
     for name, seconds in medians.items():
         print(
-            f"{name:42s} {seconds * 1e3:7.1f} ms/step  {B * T / seconds:8.0f} tokens/s  "
-            f"speed-up {base / seconds:4.2f}x  {flops / seconds / 1e9:6.1f} GFLOP/s "
-            f"= {flops / seconds / peak:.0%} of peak"
+            f"{name:42s} {seconds * 1e3:z7.1f} ms/step  {B * T / seconds:z8.0f} tokens/s  "
+            f"speed-up {base / seconds:z4.2f}x  {flops / seconds / 1e9:z6.1f} GFLOP/s "
+            f"= {flops / seconds / peak:z.0%} of peak"
         )
 
 

@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     html = build(args.out.resolve(), args.repo_url, args.ref)
     seconds = time.perf_counter() - start
-    print(f"site: {html / 'index.html'} (built and checked in {seconds:.0f} s)")
+    print(f"site: {html / 'index.html'} (built and checked in {seconds:z.0f} s)")
     return 0
 
 

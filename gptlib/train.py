@@ -204,8 +204,8 @@ class Trainer:
 
     def _diverged(self, what: str, lr: float) -> None:
         raise NonFiniteLossError(
-            f"{what} at step {self.step} (learning rate {lr:.2e}); training stopped before the "
-            f"weights were changed. Try a lower learning rate (e.g. lr={self.config.lr / 3:.1e}), "
+            f"{what} at step {self.step} (learning rate {lr:z.2e}); training stopped before the "
+            f"weights were changed. Try a lower learning rate (e.g. lr={self.config.lr / 3:z.1e}), "
             "a longer warmup, or gradient clipping (grad_clip=1.0); resume from the last "
             "checkpoint if you saved one"
         )
@@ -258,11 +258,11 @@ class Trainer:
                 bar.update(1)
                 if c.eval_interval and self.step % c.eval_interval == 0:
                     val = self._record_evaluation()["val"]
-                    bar.set_postfix(loss=f"{loss:.3f}", val=f"{val:.3f}", refresh=False)
+                    bar.set_postfix(loss=f"{loss:z.3f}", val=f"{val:z.3f}", refresh=False)
                     if on_evaluate is not None:
                         on_evaluate(self)
                 elif self.step % 10 == 0:
-                    bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+                    bar.set_postfix(loss=f"{loss:z.3f}", refresh=False)
         finally:
             bar.close()
         if self.history.eval_step[-1] != self.step:

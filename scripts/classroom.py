@@ -271,7 +271,7 @@ def failed_checks(path: Path) -> tuple[str, ...]:
 def format_scores(scores: list[Score]) -> str:
     lines = []
     for s in scores:
-        lines.append(f"{s.student:16s} {s.notebook:32s} {s.score:g} / {s.max_score:g}")
+        lines.append(f"{s.student:16s} {s.notebook:32s} {s.score:zg} / {s.max_score:zg}")
         lines += [f"    ✘ {failure}" for failure in s.failures]
     return "\n".join(lines)
 
@@ -386,7 +386,7 @@ def write_report(assignment: str, graded: list[Graded], out_dir: Path) -> list[P
         writer.writerow(["student", "score", "max_score", *exercises])
         for g in graded:
             by_exercise = {r.outcome.exercise: label(r.outcome) for r in g.results}
-            row = [g.student, f"{g.score:g}", f"{g.max_score:g}"]
+            row = [g.student, f"{g.score:zg}", f"{g.max_score:zg}"]
             writer.writerow(row + [by_exercise.get(e, "") for e in exercises])
     rows = tally(graded)
     tally_csv = out_dir / "misconceptions.csv"
@@ -394,7 +394,7 @@ def write_report(assignment: str, graded: list[Graded], out_dir: Path) -> list[P
         writer = csv.writer(f)
         writer.writerow(["exercise", "outcome", "mistake", "students", "share", "who", "message"])
         for row in rows:
-            share = f"{len(row.students) / len(graded):.2f}"
+            share = f"{len(row.students) / len(graded):z.2f}"
             who = ";".join(row.students)
             writer.writerow(
                 [row.exercise, row.outcome, row.mistake, len(row.students), share, who, row.message]

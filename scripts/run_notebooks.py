@@ -149,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             if path.resolve().parent == NOTEBOOKS:
                 measured[path.name] = (seconds, code_digest(nb))
                 record_timings(measured)
-        print(f"{path.name:45s} {seconds:7.1f} s", flush=True)
-    print(f"{'total':45s} {total:7.1f} s")
+        print(f"{path.name:45s} {seconds:z7.1f} s", flush=True)
+    print(f"{'total':45s} {total:z7.1f} s")
     return 0
 
 

@@ -22,8 +22,8 @@ def train_val_split(
     n_train = int((1.0 - val_fraction) * len(ids))
     if n_train < 2 or len(ids) - n_train < 2:
         raise ValueError(
-            f"a text of {len(ids)} tokens is too short to split {1 - val_fraction:.0%} / "
-            f"{val_fraction:.0%}: both parts need at least 2 tokens; use a longer text"
+            f"a text of {len(ids)} tokens is too short to split {1 - val_fraction:z.0%} / "
+            f"{val_fraction:z.0%}: both parts need at least 2 tokens; use a longer text"
         )
     return ids[:n_train], ids[n_train:]
 

@@ -58,7 +58,7 @@ def test_missing_and_unused_values_are_named():
 
 
 def test_placeholders_are_plain_names():
-    assert placeholders("{a:.2f} and {b:,} and {a}") == {"a", "b"}
+    assert placeholders("{a:z.2f} and {b:,} and {a}") == {"a", "b"}
     for template in ("{}", "{0}", "{x.y}", "{x[0]}"):
         with pytest.raises(ValueError, match="not a plain name"):
             placeholders(template)

@@ -130,12 +130,12 @@ def record():
 
 def _summary_lines() -> list[str]:
     lines = ["Run All (menu click -> every cell executed, kernel idle):"]
-    lines += [f"  {seconds:7.1f} s   {name}" for name, seconds in RUN_ALL_SECONDS.items()]
+    lines += [f"  {seconds:z7.1f} s   {name}" for name, seconds in RUN_ALL_SECONDS.items()]
     lines.append(f"widget updates (browser input -> changed output; goal < {UPDATE_GOAL_S} s):")
     for m in sorted(MEASUREMENTS, key=lambda m: -m.seconds):
         flag = "" if m.seconds < UPDATE_GOAL_S else "  (over the goal)"
         lines.append(
-            f"  {m.seconds * 1000:7.1f} ms  {m.notebook}: {m.interaction.kind} "
+            f"  {m.seconds * 1000:z7.1f} ms  {m.notebook}: {m.interaction.kind} "
             f"{m.interaction.control!r} {m.interaction.action}: {m.before!r} -> {m.after!r}{flag}"
         )
     lines.append(f"screenshots ({len(SCREENSHOTS_TAKEN)}) in {SCREENSHOTS}:")

@@ -328,8 +328,8 @@ def show(_=None):
     with out:
         out.clear_output(wait=True)
         print(f"n squared = {n.value ** 2}")
-        print(f"inverse x = {1 / x.value:.3f}")
-        print(f"rate = {rate.value:.0e}")
+        print(f"inverse x = {1 / x.value:z.3f}")
+        print(f"rate = {rate.value:z.0e}")
         print(f"d = {d.value}")
         print(f"flags = {scaled.value} {mask.value}")
         print(f"mode = {mode.value}")

@@ -225,7 +225,7 @@ class LabServer:
                 return
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.25)
-        raise RuntimeError(f"JupyterLab did not answer within {timeout_s:.0f} s:\n{self.log()}")
+        raise RuntimeError(f"JupyterLab did not answer within {timeout_s:z.0f} s:\n{self.log()}")
 
     def log(self, last_chars: int = 4000) -> str:
         return self.log_path.read_text(errors="replace")[-last_chars:]

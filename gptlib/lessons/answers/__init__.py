@@ -1,7 +1,7 @@
 """Answers to the notebooks' "Check your understanding" questions, kept out of the notebooks.
 
 The answer texts live here, one module per notebook (`nb01`, `nb02`, ...), each a dict
-`ANSWERS` of templates keyed "NN.short-name" with named placeholders (`{std:.2f}`). A notebook
+`ANSWERS` of templates keyed "NN.short-name" with named placeholders (`{std:z.2f}`). A notebook
 cell fills one with its own measured numbers and shows it folded:
 
     answer("02.dk-64", sqrt_dk=math.sqrt(64), std=run64.score_std, ...)
@@ -50,7 +50,7 @@ class FoldedAnswer:
 
 
 def placeholders(template: str) -> set[str]:
-    """The names a template needs, e.g. {"std", "max_weight"} for "{std:.2f} ... {max_weight}".
+    """The names a template needs, e.g. {"std", "max_weight"} for "{std:z.2f} ... {max_weight}".
 
     Only plain names are allowed: no positional `{}` / `{0}`, no `{x.attr}` or `{x[0]}`.
     """

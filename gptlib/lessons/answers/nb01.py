@@ -5,13 +5,13 @@ ANSWERS = {
         A score q_i · k_j is computed from the contents of tokens i and j only, so a
         permutation of the input produces the same scores in permuted order, and every output
         moves with its token. Measured above: shuffling six tokens changed nothing but their
-        order (largest difference {gap:.6f}).
+        order (largest difference {gap:z.6f}).
 
         The causal mask breaks this symmetry, and how far depends on the depth. With one
         layer, the last token's output was the same for all {n_orderings} orderings of the
-        tokens before it (largest change {one_layer:.6f}): the mask tells a token which set of
+        tokens before it (largest change {one_layer:z.6f}): the mask tells a token which set of
         tokens came before it, not in which order. With two stacked layers the largest change
-        was {two_layers:.3f}: the first layer gives each position a summary of its own prefix,
+        was {two_layers:z.3f}: the first layer gives each position a summary of its own prefix,
         so the keys and values the second layer reads depend on the order. That is how a causal
         model without position embeddings can still infer some order; position vectors make
         the order explicit instead.
@@ -31,16 +31,16 @@ ANSWERS = {
         Sinusoidal: the dot product of rows i and j is Σ_m cos(ω_m (i − j)), and every row has
         the same length, so the cosine depends only on the offset i − j. Every diagonal of the
         matrix holds one value (measured: the largest difference along a diagonal is
-        {along_diagonals:.4f}). Next to the main diagonal the offset is small, every clock has
-        turned a little, and the cosine is high ({neighbours_sin:.3f} for neighbours); further
+        {along_diagonals:z.4f}). Next to the main diagonal the offset is small, every clock has
+        turned a little, and the cosine is high ({neighbours_sin:z.3f} for neighbours); further
         away the fast clocks have decorrelated while the slow ones still agree, so the cosine
-        falls but stays well above 0 ({far_sin:.3f} at offset 32).
+        falls but stays well above 0 ({far_sin:z.3f} at offset 32).
 
         Learned, at initialisation: the rows are independent random vectors, so the cosine of
         any two different positions is noise around 0, whatever their offset (mean |cosine| of
-        neighbours {neighbours_learned:.3f}; two random vectors of width 32 give about
-        {random_level:.3f}), and the diagonals are not constant (differences up to
-        {learned_along:.2f}). Only the main diagonal, each position with itself, is 1. Any
+        neighbours {neighbours_learned:z.3f}; two random vectors of width 32 give about
+        {random_level:z.3f}), and the diagonals are not constant (differences up to
+        {learned_along:z.2f}). Only the main diagonal, each position with itself, is 1. Any
         structure in a learned table has to come from training.
     """,
 }

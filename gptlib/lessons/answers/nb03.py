@@ -15,8 +15,8 @@ ANSWERS = {
     """,
     "03.minus-infinity": """
         The softmax exponentiates: e^0 = 1, so a 0-filled key still gets weight (in section 3
-        the future kept {leak:.3f} of each row's weight on average), while e^-∞ =
-        {exp_minus_inf:.0f} exactly. A very negative finite number such as -1e9 also gives 0 in
+        the future kept {leak:z.3f} of each row's weight on average), while e^-∞ =
+        {exp_minus_inf:z.0f} exactly. A very negative finite number such as -1e9 also gives 0 in
         float32, but -∞ says what is meant and cannot be outweighed.
     """,
     "03.which-tokens": """
@@ -25,21 +25,21 @@ ANSWERS = {
         it moved positions {first_moved} to {last_moved} only.
     """,
     "03.entropy-floor": """
-        The floor ({floor:.3f} nats per character) is the information the text really contains;
+        The floor ({floor:z.3f} nats per character) is the information the text really contains;
         a predictor that sees only the past cannot average below it. The unmasked model scored
-        {unmasked_loss:.2f}: position t attended to t+1 (weight {next_token_attention:.2f} in
+        {unmasked_loss:z.2f}: position t attended to t+1 (weight {next_token_attention:z.2f} in
         its strongest head) and copied its target. At generation time there is no t+1 to copy,
-        and predicting from the prefix alone it scores {unmasked_prefix_loss:.2f}, against
-        {masked_prefix_loss:.2f} for the masked model.
+        and predicting from the prefix alone it scores {unmasked_prefix_loss:z.2f}, against
+        {masked_prefix_loss:z.2f} for the masked model.
     """,
     "03.bright-line": """
         A cell (t, t+1) is the weight query t puts on key t+1, which holds the very character
-        position t is trained to predict. Head {head} of layer {layer} puts {weight_on_next:.2f}
+        position t is trained to predict. Head {head} of layer {layer} puts {weight_on_next:z.2f}
         there on average: it fetches its answer from one step ahead and copies it. The line sits
         one step above the diagonal because (t, t) is a token reading itself, which the mask
         allows, while (t, t+1) is the first cell the mask forbids and the one that holds the
         answer. The last query has no t+1 inside its window: that is the one position whose loss
         stayed high. In the masked model every cell above the diagonal is −∞ before the softmax,
-        so its weight on t+1 is exactly {masked_weight_on_next:.1f} and those cells are dark.
+        so its weight on t+1 is exactly {masked_weight_on_next:z.1f} and those cells are dark.
     """,
 }

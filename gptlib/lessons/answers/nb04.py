@@ -13,8 +13,8 @@ ANSWERS = {
     """,
     "04.scale-per-head": """
         Each head's dot product sums only d_h products, so at initialisation its variance is d_h
-        (notebook 02), not d. Dividing by √d = {sqrt_d:.1f} instead of √d_h = {sqrt_d_head:.2f}
-        (d = 128, h = 4) would shrink every score by a further √h = {sqrt_h:.0f} and flatten
+        (notebook 02), not d. Dividing by √d = {sqrt_d:z.1f} instead of √d_h = {sqrt_d_head:z.2f}
+        (d = 128, h = 4) would shrink every score by a further √h = {sqrt_h:z.0f} and flatten
         every head's softmax; exercise 3's check names that mistake.
     """,
     "04.torch-mask": """
@@ -38,8 +38,8 @@ ANSWERS = {
         the trained model's loss was near zero at such positions: it copied.
     """,
     "04.null-result": """
-        No. The four models differ by {spread:.2f} nats per character (best {best:.2f}, worst
-        {worst:.2f}): on this toy grammar, with one layer of width 32 and 200 steps, extra heads
+        No. The four models differ by {spread:z.2f} nats per character (best {best:z.2f}, worst
+        {worst:z.2f}): on this toy grammar, with one layer of width 32 and 200 steps, extra heads
         buy nothing we can measure. That is a finding about this task and size, not about
         heads. The chapter's argument concerns a position that must gather several different
         things at once through one layer; notebook 08 builds a task of that kind and finds

@@ -3,23 +3,23 @@
 ANSWERS = {
     "07.init-loss": """
         With PyTorch's default initialisation the logits at a position are a spread of V
-        numbers with standard deviation σ = {sigma:.3f} (measured above). The cross-entropy is
+        numbers with standard deviation σ = {sigma:z.3f} (measured above). The cross-entropy is
         the log of the sum of their exponentials minus the target's own logit. The target's
         logit averages 0, but the log-sum-exp of V wobbling scores exceeds ln V by about half
-        their variance: loss ≈ ln V + σ²/2 = {ln_v:.3f} + {half_variance:.3f} = {predicted:.3f},
-        against {measured:.3f} measured.
+        their variance: loss ≈ ln V + σ²/2 = {ln_v:z.3f} + {half_variance:z.3f} = {predicted:z.3f},
+        against {measured:z.3f} measured.
 
         The measured loss differs from the estimate by a few hundredths because the
         estimate averages over all random initialisations, and this is one of them. gptlib
         starts with GPT-2's smaller weights (std 0.02 instead of PyTorch's 1/√d-sized ones):
-        its logits spread by only σ = {sigma_gpt2:.3f}, so its first loss, {loss_gpt2:.3f}, sits
-        closer to ln V: ln V + σ²/2 = {predicted_gpt2:.3f}.
+        its logits spread by only σ = {sigma_gpt2:z.3f}, so its first loss, {loss_gpt2:z.3f}, sits
+        closer to ln V: ln V + σ²/2 = {predicted_gpt2:z.3f}.
     """,
     "07.tying": """
-        V·d = {vocab} · {d_model} = {saving:,} parameters, {share:.1%} of this model: a
+        V·d = {vocab} · {d_model} = {saving:,} parameters, {share:z.1%} of this model: a
         41-character vocabulary makes the tables small. With GPT-2's vocabulary of 50,257 tokens
         at d = 768 the same sharing saves {gpt2_saving:,} of {gpt2_untied:,} parameters
-        ({gpt2_share:.0%}): GPT-2 small ties them and has {gpt2_tied:,}. The model still works
+        ({gpt2_share:z.0%}): GPT-2 small ties them and has {gpt2_tied:,}. The model still works
         because reading a token in (a row of E) and scoring it as the next token (a row of W_U)
         can use the same vector.
     """,
@@ -34,7 +34,7 @@ ANSWERS = {
         draws read windows that include untrained positions.
     """,
     "07.memorisation-curve": """
-        The orange line, {one_character:.2f} nats, is the best loss from the current character
+        The orange line, {one_character:z.2f} nats, is the best loss from the current character
         alone: the statistics of which character follows which. A model learns them first
         because they need no attention: the token's own vector travels up the residual stream
         to the unembedding, and a bigram table is a matrix product away. Reading earlier
@@ -43,10 +43,10 @@ ANSWERS = {
         {below_from}) and falls towards 0, because a repeated sonnet, read with a few dozen
         characters of context, holds no uncertainty: the model has memorised it.
 
-        It levels off near {final:.2f} because the loss is an average over all 64 positions of
+        It levels off near {final:z.2f} because the loss is an average over all 64 positions of
         a window, and the first ones see almost no context: position 0, with a single
-        character, still loses {first:.2f} nats and position 1 loses {second:.2f}, while
-        positions 16 and later lose {rest:.3f} on average. Positions 0–4 hold {first_five:.0%}
+        character, still loses {first:z.2f} nats and position 1 loses {second:z.2f}, while
+        positions 16 and later lose {rest:z.3f} on average. Positions 0–4 hold {first_five:z.0%}
         of what is left. On a real corpus a training loss far below what the text allows means
         the same thing, memorisation, which is why notebook 08 watches a loss on text the model
         never trains on.
@@ -54,7 +54,7 @@ ANSWERS = {
     "07.same-machine": """
         The copy replaces every weight of your model, so how either model was initialised
         plays no part: what is compared is the computation. torch.testing.assert_close allows
-        float32 rounding only (relative {rtol:.1e}, absolute {atol:.0e}); the fused kernel and
+        float32 rounding only (relative {rtol:z.1e}, absolute {atol:z.0e}); the fused kernel and
         the written-out softmax compute the same sums in a different order, nothing more. Any
         real difference (the LayerNorms placed differently, a missing final norm, √d instead
         of √d_h, ReLU instead of GELU) moves the logits far beyond that: the capstone's check

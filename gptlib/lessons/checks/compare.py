@@ -92,7 +92,7 @@ def _index(position: torch.Tensor) -> str:
 
 
 def _number(value: float) -> str:
-    return f"{value:.6g}"
+    return f"{value:z.6g}"
 
 
 def value_difference(got: Any, expected: Any) -> str:
@@ -113,7 +113,7 @@ def value_difference(got: Any, expected: Any) -> str:
     flat = int(torch.argmax(torch.nan_to_num(gap, nan=float("inf"))))
     where = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), gap.shape))
     return (
-        f"largest difference {gap[where].item():.3g} at index {list(where)} "
+        f"largest difference {gap[where].item():z.3g} at index {list(where)} "
         f"(yours {_number(g[where].item())}, the reference's {_number(e[where].item())})"
     )
 

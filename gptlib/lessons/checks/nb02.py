@@ -214,7 +214,7 @@ def _attention_weights_ok(output: tuple, q, k, v, mask=None) -> str | None:
         leaked = output[1].detach().float().masked_fill(mask, 0.0).abs().max().item()
         if leaked > 1e-6:
             problem = (
-                f"a key the mask blocks (mask False) got weight {leaked:.3g}; blocked keys must "
+                f"a key the mask blocks (mask False) got weight {leaked:z.3g}; blocked keys must "
                 "get weight 0"
             )
     return problem

@@ -101,7 +101,7 @@ def _rows_sum_to_one(out: torch.Tensor, scores: torch.Tensor) -> str | None:
     sums = out.sum(dim=-1)
     if not torch.allclose(sums, torch.ones_like(sums), atol=1e-5):
         return (
-            f"rows should sum to 1, but some sum to {sums.flatten()[sums.flatten().argmin()]:.3f}"
+            f"rows should sum to 1, but some sum to {sums.flatten()[sums.flatten().argmin()]:z.3f}"
         )
     return None
 

@@ -36,7 +36,7 @@ def _zero_mean_per_token(out, x, gamma, beta, eps):
     if worst > 1e-3:
         return (
             f"after undoing γ and β, a token's features should average 0, but one averages "
-            f"{worst:.3g}; subtract each token's mean over its own d features (the last axis)"
+            f"{worst:z.3g}; subtract each token's mean over its own d features (the last axis)"
         )
     return None
 
@@ -48,7 +48,7 @@ def _nearly_unit_variance(out, x, gamma, beta, eps):
     if worst > 1e-3:
         return (
             f"after undoing γ and β, a token's features should have variance 1, but one is off "
-            f"by {worst:.3g}"
+            f"by {worst:z.3g}"
         )
     return None
 

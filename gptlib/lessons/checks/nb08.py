@@ -29,7 +29,7 @@ def _scalar_loss(out: torch.Tensor, logits: torch.Tensor, tokens: torch.Tensor) 
     if out.dim() != 0:
         return f"the loss should be one number (a 0-d tensor), got shape {list(out.shape)}"
     if out.item() <= 0:
-        return f"got {out.item():.4f}: a cross-entropy is positive"
+        return f"got {out.item():z.4f}: a cross-entropy is positive"
     return None
 
 

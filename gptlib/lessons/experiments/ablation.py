@@ -149,7 +149,7 @@ class LadderResult:
     def lines(self) -> list[str]:
         """One `name = value` line per rung: held-out loss and parameters."""
         return [
-            f"{r.name} = {r.val_loss:.3f} nats held out ({r.parameters:,} parameters)"
+            f"{r.name} = {r.val_loss:z.3f} nats held out ({r.parameters:,} parameters)"
             for r in self.rungs
         ]
 

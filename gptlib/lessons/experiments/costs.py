@@ -32,7 +32,7 @@ GIB = 2**30  # a gibibyte: 2³⁰ = 1,073,741,824 bytes
 
 def memory_text(n_bytes: float) -> str:
     """Bytes in both units, each labelled: 7_247_757_312 → '6.75 GiB (7.248 GB)'."""
-    return f"{n_bytes / GIB:.4g} GiB ({n_bytes / GB:.4g} GB)"
+    return f"{n_bytes / GIB:z.4g} GiB ({n_bytes / GB:z.4g} GB)"
 
 
 def _check_positive_int(name: str, value: object) -> None:
@@ -358,10 +358,10 @@ class AttentionShare:
         """The ratio at each context and the crossing, as `name = value` lines."""
         return [
             *(
-                f"{self.name}, attention / 2N at {t:,} tokens = {r:.3g}"
+                f"{self.name}, attention / 2N at {t:,} tokens = {r:z.3g}"
                 for t, r in zip(self.contexts, self.ratios, strict=True)
             ),
-            f"{self.name}, context where attention equals 2N = {self.crossing:,.0f} tokens",
+            f"{self.name}, context where attention equals 2N = {self.crossing:z,.0f} tokens",
         ]
 
 
@@ -470,7 +470,7 @@ def kv_cache_bytes(
 
 def _count(n: float) -> str:
     """6738415616 → '6.74B', 842752 → '0.84M'."""
-    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.2f}M"
+    return f"{n / 1e9:z.2f}B" if n >= 1e9 else f"{n / 1e6:z.2f}M"
 
 
 @dataclass(frozen=True)
@@ -516,13 +516,13 @@ class CostReport:
             *table,
             f"parameters N = {p.total:,} ({_count(p.total)})",
             f"weights in bf16 (2 bytes each) = {memory_text(2 * p.total)}",
-            f"forward FLOPs per token (2N) = {self.forward_flops_per_token:.3g}",
-            f"attention FLOPs per token (4·L·T·d) = {self.attention_flops_per_token:.3g}",
-            f"training FLOPs per token (6N) = {self.training_flops_per_token:.3g}",
-            f"training tokens D = {self.n_tokens:.3g}",
-            f"total training FLOPs = {self.total_training_flops:.3g}",
-            f"sustained FLOP/s (peak × MFU) = {self.peak_flops * self.mfu:.3g}",
-            f"accelerator-hours = {h:,.0f}" if h >= 100 else f"accelerator-hours = {h:.3g}",
+            f"forward FLOPs per token (2N) = {self.forward_flops_per_token:z.3g}",
+            f"attention FLOPs per token (4·L·T·d) = {self.attention_flops_per_token:z.3g}",
+            f"training FLOPs per token (6N) = {self.training_flops_per_token:z.3g}",
+            f"training tokens D = {self.n_tokens:z.3g}",
+            f"total training FLOPs = {self.total_training_flops:z.3g}",
+            f"sustained FLOP/s (peak × MFU) = {self.peak_flops * self.mfu:z.3g}",
+            f"accelerator-hours = {h:z,.0f}" if h >= 100 else f"accelerator-hours = {h:z.3g}",
             "training memory (bf16 weights and grads, fp32 Adam) = "
             f"{memory_text(self.memory.total)}",
             f"KV cache (one sequence of T tokens, bf16) = {memory_text(self.kv_cache_bytes)}",

@@ -41,9 +41,9 @@ class CacheComparison:
         """The comparison as `name = value` lines."""
         return [
             f"window = {self.max_len}",
-            f"with the cache = {self.cached_s * 1e3:.0f} ms",
-            f"recomputing = {self.recomputed_s * 1e3:.0f} ms",
-            f"speedup = {self.speedup:.1f}x",
+            f"with the cache = {self.cached_s * 1e3:z.0f} ms",
+            f"recomputing = {self.recomputed_s * 1e3:z.0f} ms",
+            f"speedup = {self.speedup:z.1f}x",
             f"identical = {self.identical}",
         ]
 

@@ -247,8 +247,8 @@ class HeadPatterns:
         head_lines = []
         for i, (entropy, previous) in enumerate(pairs):
             head_lines += [
-                f"head {i} mean entropy = {entropy:.3f}",
-                f"head {i} weight on previous token = {previous:.3f}",
+                f"head {i} mean entropy = {entropy:z.3f}",
+                f"head {i} weight on previous token = {previous:z.3f}",
             ]
         return [
             f"n_heads = {self.n_heads}",

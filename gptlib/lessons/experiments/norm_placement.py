@@ -121,13 +121,13 @@ class GradientProfiles:
         for norm, profile in self.profiles.items():
             label = NORM_LABELS[norm]
             lines += [
-                f"{label} first block = {profile[0]:.3f}",
-                f"{label} last block = {profile[-1]:.3f}",
-                f"{label} max / min = {profile.max() / profile.min():.2f}",
+                f"{label} first block = {profile[0]:z.3f}",
+                f"{label} last block = {profile[-1]:z.3f}",
+                f"{label} max / min = {profile.max() / profile.min():z.2f}",
             ]
         if {"pre", "post"} <= self.profiles.keys():
             ratio = self.profiles["post"][-1] / self.profiles["pre"][-1]
-            lines.append(f"Post-LN / Pre-LN at the last block = {ratio:.2f}")
+            lines.append(f"Post-LN / Pre-LN at the last block = {ratio:z.2f}")
         return lines
 
 
@@ -205,7 +205,7 @@ class LearningRateGrid:
     def table(self) -> str:
         """The grid as text: one block of rows per arm, one column per learning rate; a
         stalled cell is starred, a diverged one says so."""
-        head = f"{'':18}{'blocks':>7}" + "".join(f"{lr:>10.0e}" for lr in self.lrs)
+        head = f"{'':18}{'blocks':>7}" + "".join(f"{lr:>z10.0e}" for lr in self.lrs)
         rows = [head]
         for a, arm in enumerate(self.arms):
             for d, depth in enumerate(self.depths):
@@ -217,7 +217,7 @@ class LearningRateGrid:
                 )
                 rows.append(f"{arm if d == 0 else '':18}{depth:>7}{cells}")
         rows.append(
-            f"* stalled: ended within {STALL_MARGIN} of the unigram entropy {self.floor:.3f}"
+            f"* stalled: ended within {STALL_MARGIN} of the unigram entropy {self.floor:z.3f}"
         )
         return "\n".join(rows)
 
@@ -225,7 +225,7 @@ class LearningRateGrid:
 def _cell(loss: float, stalled: bool, diverged: bool) -> str:
     if diverged:
         return "diverged"
-    return f"{loss:.2f}" + ("*" if stalled else " ")
+    return f"{loss:z.2f}" + ("*" if stalled else " ")
 
 
 def learning_rate_grid(

@@ -51,9 +51,9 @@ class PositionSummary:
     def lines(self) -> list[str]:
         """The numbers as `name = value` lines (the explorer prints these; tests read them)."""
         return [
-            f"shortest wavelength = {self.wavelengths[0].item():.3f}",
-            f"longest wavelength = {self.wavelengths[-1].item():.1f}",
-            f"neighbour similarity = {self.neighbour_similarity:.3f}",
+            f"shortest wavelength = {self.wavelengths[0].item():z.3f}",
+            f"longest wavelength = {self.wavelengths[-1].item():z.1f}",
+            f"neighbour similarity = {self.neighbour_similarity:z.3f}",
             f"first rival offset = {self.first_rival if self.first_rival else 'none'}",
         ]
 

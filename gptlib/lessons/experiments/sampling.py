@@ -45,9 +45,9 @@ class NextCharReport:
         """The numbers as `name = value` lines (what the explorer prints); characters are
         shown as Python writes them, so a newline reads '\\n'."""
         return [
-            f"top probability = {self.top_probability:.3f} ({self.top_char!r})",
+            f"top probability = {self.top_probability:z.3f} ({self.top_char!r})",
             f"characters with p > 0 = {self.candidates} of {len(self.chars)}",
-            f"entropy = {self.entropy:.3f} nats (uniform: {math.log(len(self.chars)):.3f})",
+            f"entropy = {self.entropy:z.3f} nats (uniform: {math.log(len(self.chars)):z.3f})",
             f"sample = {self.sample!r}",
         ]
 

@@ -45,11 +45,11 @@ class Saturation:
         return [
             f"d_k = {self.d_k}",
             f"scaled = {self.scaled}",
-            f"score std = {self.score_std:.3f}",
-            f"sqrt(d_k) = {math.sqrt(self.d_k):.3f}",
-            f"max weight = {self.max_weight:.3f}",
-            f"entropy = {self.entropy:.3f}",
-            f"grad norm = {self.grad_norm:.3f}",
+            f"score std = {self.score_std:z.3f}",
+            f"sqrt(d_k) = {math.sqrt(self.d_k):z.3f}",
+            f"max weight = {self.max_weight:z.3f}",
+            f"entropy = {self.entropy:z.3f}",
+            f"grad norm = {self.grad_norm:z.3f}",
         ]
 
 
@@ -241,12 +241,12 @@ class RetrievalRun:
         return [
             f"d_k = {self.d_k}",
             f"scaled = {self.scaled}",
-            f"initial score std = {self.initial_score_std:.2f}",
-            f"initial max weight = {self.initial_max_weight:.3f}",
-            f"initial grad norm = {self.initial_grad_norm:.4f}",
-            f"initial answer-score grad = {self.initial_answer_grad:.4f}",
-            f"loss over the last 25 steps = {self.mean_loss(steps - 25, steps):.3f} nats",
-            f"final weight on the answer = {self.answer_weight[-25:].mean().item():.3f}",
+            f"initial score std = {self.initial_score_std:z.2f}",
+            f"initial max weight = {self.initial_max_weight:z.3f}",
+            f"initial grad norm = {self.initial_grad_norm:z.4f}",
+            f"initial answer-score grad = {self.initial_answer_grad:z.4f}",
+            f"loss over the last 25 steps = {self.mean_loss(steps - 25, steps):z.3f} nats",
+            f"final weight on the answer = {self.answer_weight[-25:].mean().item():z.3f}",
         ]
 
 

@@ -49,7 +49,7 @@ class ShapeTrace:
         for r in self.rows:
             lines.append(
                 f"{r.stage:<{width}}  {f'{r.kind} of {r.module}':<{where}}  "
-                f"{_shape(r.shape):<14} {r.mean:7.3f} {r.std:7.3f}"
+                f"{_shape(r.shape):<14} {r.mean:z7.3f} {r.std:z7.3f}"
             )
         return "\n".join(lines)
 

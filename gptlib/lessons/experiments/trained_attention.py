@@ -72,12 +72,12 @@ class AttentionSummary:
         return [
             f"layer = {self.layer}",
             f"head = {self.head}",
-            f"max weight = {self.weights.max().item():.3f}",
-            f"mean look-back = {self.mean_look_back:.2f} characters",
-            f"weight on the previous character = {self.previous_char_weight:.3f}",
-            f"weight on itself = {self.self_weight:.3f}",
+            f"max weight = {self.weights.max().item():z.3f}",
+            f"mean look-back = {self.mean_look_back:z.2f} characters",
+            f"weight on the previous character = {self.previous_char_weight:z.3f}",
+            f"weight on itself = {self.self_weight:z.3f}",
             f"most attended = {self.text[j]!r} at position {j} "
-            f"({self.most_attended_share:.0%} of all attention)",
+            f"({self.most_attended_share:z.0%} of all attention)",
         ]
 
 

@@ -113,10 +113,10 @@ class HeadsRun:
     def lines(self) -> list[str]:
         """The run's numbers as `name = value` lines."""
         return [
-            f"{self.name}: accuracy = {self.accuracy:.3f}",
-            f"{self.name}: loss = {self.loss:.3f}",
-            f"{self.name}: weight on the latest letter = {self.letter_weight:.3f}",
-            f"{self.name}: weight on the latest digit = {self.digit_weight:.3f}",
+            f"{self.name}: accuracy = {self.accuracy:z.3f}",
+            f"{self.name}: loss = {self.loss:z.3f}",
+            f"{self.name}: weight on the latest letter = {self.letter_weight:z.3f}",
+            f"{self.name}: weight on the latest digit = {self.digit_weight:z.3f}",
         ]
 
 

@@ -28,7 +28,7 @@ def plot_ladder(
     )
     left.barh(y, losses, color="tab:blue")
     for yi, loss in zip(y, losses, strict=True):
-        left.text(0.08, yi, f"{loss:.3f}", va="center", color="white", fontsize=9)
+        left.text(0.08, yi, f"{loss:z.3f}", va="center", color="white", fontsize=9)
     left.axvline(
         math.log(vocab_size), color="gray", ls=":", label=f"uniform guess, ln {vocab_size}"
     )
@@ -44,7 +44,7 @@ def plot_ladder(
     colors = ["tab:green" if g > 0 else "tab:red" for g in gain_values]
     right.barh(y[1:], gain_values[1:], color=colors[1:])
     for yi, g in zip(y[1:], gain_values[1:], strict=True):
-        right.text(g, yi, f" {g:+.3f} ", va="center", ha="left" if g >= 0 else "right", fontsize=9)
+        right.text(g, yi, f" {g:+z.3f} ", va="center", ha="left" if g >= 0 else "right", fontsize=9)
     right.axvline(0, color="black", lw=0.8)
     span = max(abs(g) for g in gain_values[1:])
     right.set_xlim(-1.35 * span, 1.35 * span)
@@ -66,7 +66,7 @@ def plot_heads(runs: list[HeadsRun]) -> Figure:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
     left.bar(x, [r.accuracy for r in runs], color="tab:blue")
     for xi, r in zip(x, runs, strict=True):
-        left.text(xi, r.accuracy + 0.02, f"{r.accuracy:.3f}", ha="center", fontsize=9)
+        left.text(xi, r.accuracy + 0.02, f"{r.accuracy:z.3f}", ha="center", fontsize=9)
     left.set(ylim=(0, 1.12), ylabel="accuracy on held-out sequences")
     left.set_xticks(x, names, fontsize=9)
     left.set_title("answers right", fontsize=10)

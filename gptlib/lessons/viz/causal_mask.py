@@ -27,13 +27,13 @@ def plot_masked_attention(
     T = len(labels)
     for i in range(T):
         for j in range(T):
-            s = "−∞" if not finite[i, j] else f"{masked_scores[i, j]:.1f}"
+            s = "−∞" if not finite[i, j] else f"{masked_scores[i, j]:z.1f}"
             ax_s.text(j, i, s, ha="center", va="center", fontsize=8)
             w = weights[i, j].item()
             ax_w.text(
                 j,
                 i,
-                "0" if w == 0 else f"{w:.2f}",
+                "0" if w == 0 else f"{w:z.2f}",
                 ha="center",
                 va="center",
                 fontsize=8,
@@ -68,7 +68,7 @@ class OutputChangeView:
         self.marker = ax.axvline(
             0, color="black", linestyle="--", linewidth=1, label="the changed token"
         )
-        ax.axhline(atol, color="grey", linestyle=":", linewidth=1, label=f"tolerance {atol:g}")
+        ax.axhline(atol, color="grey", linestyle=":", linewidth=1, label=f"tolerance {atol:zg}")
         ax.set_yscale("log")
         ax.set_ylim(atol / 10, 10.0)
         ax.set_xticks(range(T), [f"{t}\n{c}" for t, c in enumerate(char_labels(labels))])
@@ -104,7 +104,7 @@ def plot_mask_ablation(masked: AblationRun, unmasked: AblationRun, floor: float)
     runs = ((masked, "tab:blue", "with mask"), (unmasked, "tab:red", "without mask"))
     for run, color, label in runs:
         ax_l.plot(run.losses, color=color, label=label)
-    ax_l.axhline(floor, color="black", linestyle="--", label=f"entropy floor {floor:.3f}")
+    ax_l.axhline(floor, color="black", linestyle="--", label=f"entropy floor {floor:z.3f}")
     ax_l.set_yscale("log")
     ax_l.set_xlabel("step")
     ax_l.set_ylabel("training loss (nats per character)")

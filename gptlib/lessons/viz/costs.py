@@ -61,7 +61,7 @@ class CostView:
             for bar, text, share in zip(bars, texts, shares.values(), strict=True):
                 bar.set_width(share)
                 text.set_position((share + 1, bar.get_y() + bar.get_height() / 2))
-                text.set_text(f"{share:.1f}%")
+                text.set_text(f"{share:z.1f}%")
 
 
 def context_label(tokens: int) -> str:

@@ -26,7 +26,7 @@ class ModelSizeView:
         ax.set_yticks(positions, self.names)
         ax.invert_yaxis()
         ax.set_xlabel("parameters")
-        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:z,.0f}"))
         self.title = ax.set_title("")
 
     def update(self, parts: Mapping[str, int], vocab_size: int) -> None:

@@ -132,7 +132,7 @@ def plot_position_loss(
         Patch(facecolor="tab:grey"),
         floor_line,
     ]
-    labels = ["can read its target t + 1", "cannot", f"entropy floor {floor:.3f}"]
+    labels = ["can read its target t + 1", "cannot", f"entropy floor {floor:z.3f}"]
     ax.legend(handles, labels, fontsize=8)
     ax.set_xlim(-0.5, T - 0.5)
     ax.set_xticks(range(0, T, 2))

@@ -82,7 +82,7 @@ def plot_training(
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for label, curve in losses.items():
         ax.plot(range(1, len(curve) + 1), curve.tolist(), label=label)
-    ax.axhline(floor, color="grey", ls="--", lw=1, label=f"letter frequencies only ({floor:.3f})")
+    ax.axhline(floor, color="grey", ls="--", lw=1, label=f"letter frequencies only ({floor:z.3f})")
     ax.set(
         title=title,
         xlabel="step",
@@ -95,7 +95,7 @@ def plot_training(
 
 def lr_label(lr: float) -> str:
     """3e-3 for 0.003: a learning rate as a short tick label."""
-    mantissa, exponent = f"{lr:.0e}".split("e")
+    mantissa, exponent = f"{lr:z.0e}".split("e")
     return f"{mantissa}e{int(exponent)}"
 
 
@@ -128,7 +128,7 @@ def plot_learning_rate_grid(grid: LearningRateGrid) -> Figure:
     bar = fig.colorbar(image, ax=axes, fraction=0.03, pad=0.02)
     bar.set_label(
         f"final training loss, nats per character\n(top of the scale: unigram entropy "
-        f"{grid.floor:.2f})"
+        f"{grid.floor:z.2f})"
     )
     fig.suptitle(
         f"final loss after {grid.steps} steps (mean of the last 10, averaged over "
@@ -145,5 +145,5 @@ def _annotate(
         return
     loss = float(grid.mean[a, d, r])
     colour = "white" if norm(loss) > 0.6 else "black"
-    label = f"{loss:.2f}" + ("\nstalled" if grid.stalled[a, d, r] else "")
+    label = f"{loss:z.2f}" + ("\nstalled" if grid.stalled[a, d, r] else "")
     ax.text(x, y, label, ha="center", va="center", fontsize=9, color=colour)

@@ -78,6 +78,6 @@ class PositionView:
         )
         verdict = f"position {rival} looks as close to 0 as 1 does" if rival else "no rival"
         self.title.set_text(
-            f"d_model = {d}, length = {T}, base = {summary.base:g}: "
-            f"cosine(P_0, P_1) = {summary.neighbour_similarity:.3f}, {verdict}"
+            f"d_model = {d}, length = {T}, base = {summary.base:zg}: "
+            f"cosine(P_0, P_1) = {summary.neighbour_similarity:z.3f}, {verdict}"
         )

@@ -86,19 +86,19 @@ class SaturationView:
         self.hist_ax.set_xlim(-half_width, half_width)
         self.hist_ax.set_ylim(0, 1.05 * counts.max())
         self.hist_ax.set(
-            xlabel=label, title=f"scores into the softmax (std {result.score_std:.2f})"
+            xlabel=label, title=f"scores into the softmax (std {result.score_std:z.2f})"
         )
         for line, x in zip(self.std_lines, (-result.score_std, result.score_std), strict=True):
             line.set_xdata([x, x])
         for bar, weight in zip(self.bars, result.weights.tolist(), strict=True):
             bar.set_height(weight)
             bar.set_color(color)
-        self.weights_ax.set_title(f"one query's weights (max {result.weights.max():.2f})")
+        self.weights_ax.set_title(f"one query's weights (max {result.weights.max():z.2f})")
         self.marker.set_data([result.d_k], [result.max_weight])
         self.title.set_text(
             f"d_k = {result.d_k}, {'scaled' if result.scaled else 'unscaled'}: "
-            f"max weight {result.max_weight:.3f}, entropy {result.entropy:.3f}, "
-            f"grad norm {result.grad_norm:.3f}"
+            f"max weight {result.max_weight:z.3f}, entropy {result.entropy:z.3f}, "
+            f"grad norm {result.grad_norm:z.3f}"
         )
 
 
@@ -134,7 +134,7 @@ def plot_saturation_curves(curves: dict[bool, Sequence[Saturation]], fig: Figure
     axes[1].axhline(
         math.log(n_keys),
         linestyle=":",
-        label=f"uniform: ln {n_keys} = {math.log(n_keys):.2f}",
+        label=f"uniform: ln {n_keys} = {math.log(n_keys):z.2f}",
         **reference,
     )
     axes[0].set_ylim(top=1.05)
@@ -167,7 +167,7 @@ def plot_scaling_runs(runs: Mapping[int, Mapping[bool, RetrievalRun]], fig: Figu
             color="gray",
             linestyle=":",
             linewidth=1,
-            label=f"guessing: ln {n_values} = {some_run.chance_loss:.2f}",
+            label=f"guessing: ln {n_values} = {some_run.chance_loss:z.2f}",
         )
         loss_ax.set(title=f"d_k = {d_k}: loss", ylim=(0, None))
         loss_ax.set_ylabel("loss (nats per answer token)")

@@ -62,7 +62,7 @@ class Comparison:
         note = (
             side
             if self.measured == 0
-            else f"{abs(miss / self.measured):.0%} of the measurement, {side}"
+            else f"{abs(miss / self.measured):z.0%} of the measurement, {side}"
         )
         return [*lines, f"off by = {abs(miss):{self.fmt}} ({note})"]
 

@@ -100,10 +100,10 @@ class RedrawTiming:
 
     def lines(self) -> list[str]:
         """One `name = value` line: median and worst wall time, CPU time, stage shares."""
-        shares = ", ".join(f"{stage} {share:.0%}" for stage, share in self.shares().items())
+        shares = ", ".join(f"{stage} {share:z.0%}" for stage, share in self.shares().items())
         return [
-            f"{self.name} = {self.median_s * 1e3:.0f} ms (worst setting "
-            f"{self.worst_s * 1e3:.0f} ms, CPU {self.cpu_s * 1e3:.0f} ms; {shares})"
+            f"{self.name} = {self.median_s * 1e3:z.0f} ms (worst setting "
+            f"{self.worst_s * 1e3:z.0f} ms, CPU {self.cpu_s * 1e3:z.0f} ms; {shares})"
         ]
 
 

@@ -101,7 +101,7 @@ def test_flops_per_token_and_attention_term_at_4096():
 def test_llama2_training_cost_and_a100_hours():
     total = training_flops(LLAMA_N, 2e12)
     assert total == pytest.approx(8.0861e22, rel=1e-4)
-    assert f"{total:.1e}" == "8.1e+22"
+    assert f"{total:z.1e}" == "8.1e+22"
     hours = accelerator_hours(total, costs.A100_BF16_PEAK, 0.4)
     assert hours == pytest.approx(180_000, rel=0.001)
     reported = costs.LLAMA2_7B_REPORTED_GPU_HOURS

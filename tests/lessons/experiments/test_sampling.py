@@ -69,7 +69,7 @@ def test_report_lines_by_hand():
     assert report.lines() == [
         "top probability = 0.500 ('a')",
         "characters with p > 0 = 2 of 4",
-        f"entropy = {math.log(2):.3f} nats (uniform: {math.log(4):.3f})",
+        f"entropy = {math.log(2):z.3f} nats (uniform: {math.log(4):z.3f})",
         "sample = 'ab'",
     ]
 

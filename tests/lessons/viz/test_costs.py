@@ -36,7 +36,7 @@ def test_view_draws_the_shares_with_labels():
     view.update(report)
     (bars, texts), (flop_bars, _) = view.panels
     assert [b.get_width() for b in bars] == list(parameter_shares(report).values())
-    assert texts[1].get_text() == f"{parameter_shares(report)['FFN (all layers)']:.1f}%"
+    assert texts[1].get_text() == f"{parameter_shares(report)['FFN (all layers)']:z.1f}%"
     assert [b.get_width() for b in flop_bars] == list(flop_shares(report).values())
 
 

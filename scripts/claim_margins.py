@@ -1,0 +1,163 @@
+"""How far each notebook assertion is from failing, over seeds and perturbed numerics.
+
+    python scripts/claim_margins.py                        # notebooks 02-08, 5 seeds x 2 numerics
+    python scripts/claim_margins.py --notebooks 03 07 --seeds 3 --jobs 2
+
+A training claim ("the unmasked model falls below the entropy floor") is asserted in its cell
+with a threshold. This script executes each notebook once per seed offset (0 is the committed
+run; offset k shifts every seed by k) and per numerics setting:
+
+- `native`: this machine's fastest kernels (AVX2 or AVX-512 on x86), one thread;
+- `default`: `ATEN_CPU_CAPABILITY=default`, torch's portable kernels, one thread.
+
+One thread each, so that two notebooks run at once on two cores without fighting over them
+(strict nbval runs the notebooks with their own thread counts).
+
+In every run `scripts/guard_recorder.py` turns each `assert` into a record of its clauses, so
+nothing stops a run. The table printed at the end has one row per clause of the cells whose
+output nbval ignores (results of training): its bound, its worst value over all runs, the
+smallest margin (positive: the claim held in every run) and how many runs broke it. A claim
+with a negative margin must change (its threshold and the prose), never the seed.
+The table goes into docs/maintainers.md ("Claim margins") after each change to a claim.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+IGNORE_MARKER = "NBVAL_IGNORE_OUTPUT"
+NUMERICS = {
+    "native": {"OMP_NUM_THREADS": "1"},
+    "default": {"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"},
+}
+KERNEL_ENV = {
+    "GPTLIB_DEVICE": "cpu",
+    "PYTHONHASHSEED": "0",
+    "TQDM_DISABLE": "1",
+    "MPLBACKEND": "agg",
+}
+
+
+def run_once(path: Path, offset: int, numerics: str, log: Path) -> float:
+    """Execute `path` with recorded asserts and seeds shifted by `offset`; return seconds."""
+    nb = nbformat.read(path, as_version=4)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    setup = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'scripts')!r})\n"
+        f"import guard_recorder; guard_recorder.install({str(log)!r}, {offset})"
+    )
+    nb.cells = [nbformat.v4.new_code_cell(setup), *code]
+    env = {**os.environ, **KERNEL_ENV, **NUMERICS[numerics]}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    client = NotebookClient(
+        nb,
+        timeout=900,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    client.execute(env=env)
+    errors = [
+        (i, out.get("ename"))
+        for i, cell in enumerate(nb.cells[1:])
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    ]
+    with open(log, "a") as f:
+        for cell, name in errors:
+            f.write(
+                json.dumps({"cell": cell, "text": f"cell raised {name}", "holds": False}) + "\n"
+            )
+    return time.perf_counter() - start
+
+
+def training_cells(path: Path) -> dict[int, str]:
+    """{code-cell index: source} of the cells whose output nbval ignores."""
+    nb = nbformat.read(path, as_version=4)
+    code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    return {i: src for i, src in enumerate(code) if IGNORE_MARKER in src}
+
+
+Key = tuple[str, int, str, int]  # notebook, code cell, clause text, pair in a chain (-1: none)
+
+
+def table(records: dict[Key, list[dict]]) -> list[str]:
+    """Markdown rows: each clause (each pair of a chain a < b < c), its worst run."""
+    lines = [
+        "| notebook | cell | clause | worst run | smallest margin | runs broken |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (notebook, cell, text, pair), entries in sorted(records.items()):
+        broken = sum(not e["holds"] for e in entries)
+        shown = text.replace("|", "\\|")
+        if pair >= 0:
+            worst = min(entries, key=lambda e: e["margin"])
+            seen = f"{worst['left']:z.4g} {worst['op']} {worst['right']:z.4g}"
+            row = [f"`{shown}`", seen, f"{worst['margin']:z.3g}"]
+        else:
+            row = [f"`{shown}`", "held" if not broken else "broken", ""]
+        lines.append(f"| {notebook} | {cell} | {' | '.join(row)} | {broken} of {len(entries)} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--notebooks", nargs="*", default=["02", "03", "04", "05", "06", "07", "08"]
+    )
+    parser.add_argument("--seeds", type=int, default=5, help="seed offsets 0..N-1 (default 5)")
+    parser.add_argument("--numerics", nargs="*", default=list(NUMERICS), choices=list(NUMERICS))
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
+    args = parser.parse_args(argv)
+    paths = [next((ROOT / "notebooks").glob(f"{n}_*.ipynb")) for n in args.notebooks]
+    timings = json.loads((ROOT / "notebooks" / "timings.json").read_text())["notebooks"]
+    paths.sort(key=lambda p: -timings.get(p.name, {}).get("seconds", 0))  # the longest first
+    jobs = [(p, s, n) for p in paths for n in args.numerics for s in range(args.seeds)]
+    work = Path(tempfile.mkdtemp(prefix="claim-margins-"))
+
+    def run(job: tuple[Path, int, str]) -> tuple[tuple[Path, int, str], Path]:
+        path, offset, numerics = job
+        log = work / f"{path.stem}-{numerics}-{offset}.jsonl"
+        seconds = run_once(path, offset, numerics, log)
+        print(
+            f"{path.name} seed+{offset} {numerics}: {seconds:z.0f} s", file=sys.stderr, flush=True
+        )
+        return job, log
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(run, jobs))
+
+    records: dict[Key, list[dict]] = defaultdict(list)
+    for (path, _, _), log in results:
+        ignored = training_cells(path)
+        for line in log.read_text().splitlines() if log.exists() else []:
+            entry = json.loads(line)
+            if entry["cell"] in ignored or entry["text"].startswith("cell raised"):
+                key = (path.name[:2], entry["cell"], entry["text"], entry.get("pair", -1))
+                records[key].append(entry)
+    runs = args.seeds * len(args.numerics)
+    print(
+        f"{runs} runs per notebook: seed offsets 0-{args.seeds - 1} x numerics "
+        f"{', '.join(args.numerics)}; cells are code-cell indices (nbval's 'Cell N')\n"
+    )
+    print("\n".join(table(records)))
+    broken = sum(any(not e["holds"] for e in entries) for entries in records.values())
+    print(f"\n{len(records)} clauses, {broken} broken in at least one run")
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
