@@ -34,13 +34,13 @@ def test_other_right_masks_pass(answer):
     verify("causal-mask", answer)
 
 
-def test_attention_weights_reference_matches_scaled_dot_product_attention():
-    from gptlib import scaled_dot_product_attention
+def test_attention_weights_reference_matches_gptlibs_attention():
+    from gptlib import attention_with_weights
 
     for (scores,) in REGISTRY["causal-attention-weights"].inputs():
         T = scores.shape[-1]
         # q = scores, k = identity·√T reproduces the scores inside gptlib's attention.
-        _, weights = scaled_dot_product_attention(
+        _, weights = attention_with_weights(
             scores, torch.eye(T) * T**0.5, torch.eye(T), mask=causal_mask(T)
         )
         torch.testing.assert_close(REGISTRY["causal-attention-weights"].reference(scores), weights)

@@ -63,7 +63,13 @@ def test_the_full_rung_is_gptlib_s_model_with_the_same_weights():
     reference = GPT(config, embedding_std=1.0)
     torch.manual_seed(0)
     rung = build_rung(
-        RUNGS["+ LayerNorm (full)"], V, d_model=D, n_layers=2, n_heads=4, max_len=8, embedding_std=1.0
+        RUNGS["+ LayerNorm (full)"],
+        V,
+        d_model=D,
+        n_layers=2,
+        n_heads=4,
+        max_len=8,
+        embedding_std=1.0,
     )
     idx = torch.randint(V, (2, 8))
     torch.testing.assert_close(rung(idx)[0], reference(idx)[0], rtol=0, atol=0)
