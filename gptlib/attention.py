@@ -64,7 +64,9 @@ class KVCache:
     filled: int = 0
 
     @classmethod
-    def empty(cls, shape: tuple[int, ...], *, device: torch.device, dtype: torch.dtype) -> KVCache:
+    def empty(
+        cls, shape: tuple[int, ...], *, device: torch.device | str, dtype: torch.dtype
+    ) -> KVCache:
         """A cache with room for `shape` = [B, h, max_len, d_h], as in `torch.empty(shape)`."""
         k = torch.empty(shape, device=device, dtype=dtype)
         return cls(k, torch.empty_like(k))
@@ -114,13 +116,10 @@ class CausalSelfAttention(nn.Module):
         return self.dropout(self.proj(self.merge_heads(self.attend(q, k, v))))
 
     def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """q [B, h, T, d_h], k and v [B, h, T_k, d_h] → [B, h, T, d_h], each query mixing the
-        values of its own and earlier positions.
-
-        The full triangle (T == T_k) is `is_causal=True`, FlashAttention's fast path on CUDA;
-        one new token may read every cached position; several after T_k − T cached ones read
-        the shifted band of `causal_mask(T, T_k)`.
-        """
+        """q [B, h, T, d_h], k and v [B, h, T_k, d_h] → [B, h, T, d_h]: each query mixes the values
+        of its own and earlier positions. The full triangle (T == T_k) is `is_causal=True`, the
+        fast path (FlashAttention on CUDA); one new token reads every cached position; several
+        after T_k − T cached ones read the shifted band of `causal_mask(T, T_k=T_k)`."""
         T, T_k = q.shape[-2], k.shape[-2]
         p = self.dropout_p if self.training else 0.0
         if T == T_k:
