@@ -64,9 +64,7 @@ class KVCache:
     filled: int = 0
 
     @classmethod
-    def empty(
-        cls, shape: tuple[int, ...], *, device: torch.device | str, dtype: torch.dtype
-    ) -> KVCache:
+    def empty(cls, shape: tuple[int, ...], *, device: torch.device, dtype: torch.dtype) -> KVCache:
         """A cache with room for `shape` = [B, h, max_len, d_h], as in `torch.empty(shape)`."""
         k = torch.empty(shape, device=device, dtype=dtype)
         return cls(k, torch.empty_like(k))

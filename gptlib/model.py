@@ -130,6 +130,7 @@ class GPT(nn.Module):
         check_token_ids(idx, c.vocab_size, read_values=True)
         check_sampling(temperature, top_k)
         check_positive_int("n_new", n_new, minimum=0)
+        sampling = dict(temperature=temperature, top_k=top_k, generator=generator)
         tokens, caches = idx, None
         start = max(0, idx.shape[1] - c.max_len)  # the window is tokens[:, start:]
         with evaluating(self), torch.inference_mode():
@@ -143,6 +144,6 @@ class GPT(nn.Module):
                     h = self.hidden_states(tokens[:, start:], caches=caches)
                 else:  # only the newest token; the earlier ones are in the caches
                     h = self.hidden_states(tokens[:, -1:], start=caches[0].filled, caches=caches)
-                next_id = sample_next(self.lm_head(h[:, -1]), temperature, top_k, generator)
+                next_id = sample_next(self.lm_head(h[:, -1]), **sampling)  # [B, V] → [B, 1]
                 tokens = torch.cat([tokens, next_id], dim=1)
         return tokens.clone()  # made in inference mode; a clone is an ordinary tensor

@@ -7,7 +7,7 @@ import torch
 
 
 def next_token_probs(
-    logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None
+    logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None
 ) -> torch.Tensor:
     """Logits [B, V] → probabilities [B, V] after temperature and top-k (notebook 08).
 
@@ -26,6 +26,7 @@ def next_token_probs(
 
 def sample_next(
     logits: torch.Tensor,
+    *,
     temperature: float = 1.0,
     top_k: int | None = None,
     generator: torch.Generator | None = None,
@@ -33,4 +34,5 @@ def sample_next(
     """Logits [B, V] → next token ids [B, 1], sampled (or arg-max when temperature == 0)."""
     if temperature == 0:
         return logits.argmax(-1, keepdim=True)
-    return torch.multinomial(next_token_probs(logits, temperature, top_k), 1, generator=generator)
+    probs = next_token_probs(logits, temperature=temperature, top_k=top_k)
+    return torch.multinomial(probs, 1, generator=generator)

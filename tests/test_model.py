@@ -165,10 +165,12 @@ def test_generation_errors():
 
 def test_temperature_and_top_k_probabilities():
     logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
-    torch.testing.assert_close(next_token_probs(logits, 0.5), torch.softmax(logits / 0.5, -1))
-    p = next_token_probs(logits, 1.0, top_k=2)
+    torch.testing.assert_close(
+        next_token_probs(logits, temperature=0.5), torch.softmax(logits / 0.5, -1)
+    )
+    p = next_token_probs(logits, top_k=2)
     e = math.exp(1.0)
     torch.testing.assert_close(p, torch.tensor([[e / (e + 1), 1 / (e + 1), 0.0, 0.0]]))
-    assert next_token_probs(logits, 0).tolist() == [[1.0, 0.0, 0.0, 0.0]]
-    assert sample_next(logits, 0).item() == 0
-    assert torch.equal(next_token_probs(logits, 1.0, top_k=10), torch.softmax(logits, -1))
+    assert next_token_probs(logits, temperature=0).tolist() == [[1.0, 0.0, 0.0, 0.0]]
+    assert sample_next(logits, temperature=0).item() == 0
+    assert torch.equal(next_token_probs(logits, top_k=10), torch.softmax(logits, -1))

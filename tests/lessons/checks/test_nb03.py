@@ -9,9 +9,17 @@ from gptlib import causal_mask
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
 
 
-def test_mask_reference_is_gptlibs():
+def test_mask_reference_allows_exactly_the_keys_at_or_before_each_query():
+    """Against the definition (key j ≤ query i), not against gptlib's causal_mask, which the
+    reference calls."""
+    assert REGISTRY["causal-mask"].reference(3).tolist() == [
+        [True, False, False],
+        [True, True, False],
+        [True, True, True],
+    ]
     for (T,) in REGISTRY["causal-mask"].inputs():
-        assert torch.equal(REGISTRY["causal-mask"].reference(T), causal_mask(T))
+        i, j = torch.meshgrid(torch.arange(T), torch.arange(T), indexing="ij")
+        assert torch.equal(REGISTRY["causal-mask"].reference(T), j <= i)
 
 
 def test_a_float_mask_is_refused_with_its_dtype():
