@@ -21,8 +21,9 @@ import torch.nn.functional as F
 from _common import interleaved_medians, machine_line  # the script's folder
 from torch.utils.flop_counter import FlopCounterMode
 
-from gptlib import GPT, GPTConfig
+from gptlib import GPTConfig
 from gptlib.lessons.experiments.costs import measure_matmul_peak
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.train import TrainConfig, Trainer
 
 B, T, V = 12, 64, 65
@@ -92,8 +93,8 @@ def chapter_step_fn(data: torch.Tensor):
     return model, step
 
 
-def gptlib_step_fn(data: torch.Tensor, attn_impl: str):
-    model = GPT(GPTConfig(vocab_size=V, max_len=T, attn_impl=attn_impl))
+def gptlib_step_fn(data: torch.Tensor, attention: str):
+    model = build_gpt(GPTConfig(vocab_size=V, max_len=T), Variant(attention=attention))
     trainer = Trainer(
         model, data, data[:1000], TrainConfig(steps=10**9, batch_size=B, block_size=T)
     )
@@ -126,8 +127,8 @@ def main() -> None:
     chapter_model, chapter_step = chapter_step_fn(data)
     candidates = {
         "chapter code (explicit attention, AdamW)": chapter_step,
-        "gptlib (SDPA, fused AdamW, clipping)": gptlib_step_fn(data, "sdpa")[1],
-        "gptlib, explicit attention": gptlib_step_fn(data, "explicit")[1],
+        "gptlib (SDPA, fused AdamW, clipping)": gptlib_step_fn(data, "fused")[1],
+        "gptlib, written-out attention": gptlib_step_fn(data, "written-out")[1],
     }
     for step in candidates.values():
         for _ in range(3):

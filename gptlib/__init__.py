@@ -3,15 +3,16 @@
 The model wing, in the order the notebooks build it: `embeddings` (01), `attention` (02–04),
 `blocks` (05–06), `model` with generation (07), then `data`, `train` and `checkpoint` (08) and
 the command line (`python -m gptlib`); `hooks` looks inside a model, `device` picks where it
-runs. The lesson wing, `gptlib.lessons`, holds the notebooks' experiments, figures, widgets,
-exercise checks and answers; it imports the model, never the other way round.
+runs. The lesson wing, `gptlib.lessons`, holds the notebooks' experiments (the lesson variants
+of the model among them), figures, widgets, exercise checks and answers; it imports the model,
+never the other way round.
 """
 
-from gptlib.attention import CausalSelfAttention, KVCache, causal_mask, scaled_dot_product_attention
-from gptlib.blocks import MLP, Block, LayerNorm, layer_norm
+from gptlib.attention import CausalSelfAttention, KVCache, attention_with_weights, causal_mask
+from gptlib.blocks import MLP, Block, layer_norm
 from gptlib.device import pick_device, seed_everything
-from gptlib.embeddings import PositionalEmbedding, sinusoidal_positions
-from gptlib.hooks import attention_weights, capture_inputs, capture_outputs, evaluating
+from gptlib.embeddings import sinusoidal_positions
+from gptlib.hooks import capture_inputs, capture_outputs, evaluating
 from gptlib.model import GPT, GPTConfig
 from gptlib.sampling import next_token_probs, sample_next
 
@@ -24,9 +25,7 @@ __all__ = [
     "CausalSelfAttention",
     "GPTConfig",
     "KVCache",
-    "LayerNorm",
-    "PositionalEmbedding",
-    "attention_weights",
+    "attention_with_weights",
     "capture_inputs",
     "capture_outputs",
     "causal_mask",
@@ -35,7 +34,6 @@ __all__ = [
     "next_token_probs",
     "pick_device",
     "sample_next",
-    "scaled_dot_product_attention",
     "seed_everything",
     "sinusoidal_positions",
 ]

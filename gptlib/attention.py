@@ -1,6 +1,6 @@
 """Scaled dot-product attention (notebook 02), the causal mask (03), multi-head attention (04).
 
-Shapes: B batch, h heads, T positions, d model width, d_h = d / h per-head width.
+Shapes: B batch, h heads, T positions (T_k keys), d model width, d_h = d / h per-head width.
 """
 
 from __future__ import annotations
@@ -12,19 +12,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib._validate import (
-    check_attention_inputs,
-    check_choice,
-    check_features,
-    check_heads,
-    check_window,
-)
-
-ATTENTION_IMPLS = ("sdpa", "explicit")
-
 
 def causal_mask(
-    T_q: int, T_k: int | None = None, device: torch.device | None = None
+    T_q: int, *, T_k: int | None = None, device: torch.device | None = None
 ) -> torch.Tensor:
     """Boolean mask [T_q, T_k], True where query i may attend to key j (notebook 03).
 
@@ -33,28 +23,27 @@ def causal_mask(
     T_q == T_k, a band shifted right after T_k − T_q cached positions.
     """
     T_k = T_q if T_k is None else T_k
-    if T_q < 1 or T_k < T_q:
-        raise ValueError(f"causal_mask needs 1 <= T_q <= T_k, got T_q={T_q}, T_k={T_k}")
     return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(diagonal=T_k - T_q)
 
 
-def scaled_dot_product_attention(
+def attention_with_weights(
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,
+    *,
     mask: torch.Tensor | None = None,
-    scale: bool = True,
+    scaled: bool = True,
     dropout_p: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(q kᵀ / √d_k) v written out → (output [..., T_q, d_v], weights [..., T_q, T_k]).
 
     q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v] (notebook 02). Where the boolean
-    mask is False the score becomes −∞ and the weight exactly 0. `scale=False` skips the √d_k;
-    `dropout_p` drops weights before they mix the values.
+    mask is False the score becomes −∞ and the weight exactly 0. `scaled=False` skips the √d_k;
+    `dropout_p` drops weights before they mix the values. torch's fused
+    `F.scaled_dot_product_attention` computes the same output but never forms the weights.
     """
-    check_attention_inputs(q, k, v, mask)
     scores = q @ k.transpose(-2, -1)  # [..., T_q, T_k]
-    if scale:
+    if scaled:
         scores = scores / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
@@ -75,49 +64,36 @@ class KVCache:
     filled: int = 0
 
     @classmethod
-    def empty(
-        cls, B: int, h: int, max_len: int, d_h: int, device: torch.device, dtype: torch.dtype
-    ) -> KVCache:
-        k = torch.empty(B, h, max_len, d_h, device=device, dtype=dtype)
+    def empty(cls, shape: tuple[int, ...], *, device: torch.device, dtype: torch.dtype) -> KVCache:
+        """A cache with room for `shape` = [B, h, max_len, d_h], as in `torch.empty(shape)`."""
+        k = torch.empty(shape, device=device, dtype=dtype)
         return cls(k, torch.empty_like(k))
 
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Store new k, v [B, h, T_new, d_h]; return all keys and values so far [B, h, T_k, d_h]."""
-        T_new, end = k.shape[-2], self.filled + k.shape[-2]
-        check_window(self.filled, T_new, self.k.shape[-2])
-        self.k.narrow(2, self.filled, T_new).copy_(k)
-        self.v.narrow(2, self.filled, T_new).copy_(v)
-        self.filled = end
-        return self.k.narrow(2, 0, end), self.v.narrow(2, 0, end)
+        start, self.filled = self.filled, self.filled + k.shape[-2]
+        self.k[:, :, start : self.filled] = k
+        self.v[:, :, start : self.filled] = v
+        return self.k[:, :, : self.filled], self.v[:, :, : self.filled]
 
 
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention with a fused qkv projection (notebook 04).
 
-    x [B, T, d] → qkv [B, T, 3d] → q, k, v [B, h, T, d_h] → out [B, h, T, d_h] → [B, T, d] → W_O.
-    `impl="sdpa"` calls the fused `F.scaled_dot_product_attention`; `impl="explicit"` writes the
-    softmax out and passes the weights through `self.weights`, an identity that forward hooks
-    read (`gptlib.hooks`). `causal=False` drops the mask (notebook 03's pitfall).
+    x [B, T, d] → qkv [B, T, 3d] → q, k, v [B, h, T, d_h] → attend → [B, h, T, d_h] → [B, T, d]
+    → W_O. `attend` runs torch's fused kernel; the lesson wing's variants (written out, without
+    the mask) override it (`gptlib.lessons.experiments.variants`).
     """
 
     def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        bias: bool = True,
-        dropout: float = 0.0,
-        impl: str = "sdpa",
-        causal: bool = True,
+        self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0
     ) -> None:
         super().__init__()
-        check_heads(d_model, n_heads)
-        check_choice("impl", impl, ATTENTION_IMPLS)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
-        self.impl, self.causal, self.dropout = impl, causal, dropout
+        self.dropout_p = dropout  # on the attention weights, while training
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)  # W_Q, W_K, W_V fused
         self.proj = nn.Linear(d_model, d_model, bias=bias)  # W_O
-        self.weights = nn.Identity()  # a hook point for the explicit path's weights
-        self.resid_dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)  # on the output
 
     def split_heads(self, t: torch.Tensor) -> torch.Tensor:
         """[B, T, d] → [B, h, T, d_h]: view the last axis as (h, d_h), then move heads forward."""
@@ -132,17 +108,19 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """x [B, T, d] → y [B, T, d]; with a `cache`, x holds only the new positions."""
-        check_features(x, self.d_model)
         q, k, v = (self.split_heads(t) for t in self.qkv(x).split(self.d_model, dim=-1))
         if cache is not None:
             k, v = cache.append(k, v)  # [B, h, T_k, d_h]: the cached positions, then these
+        return self.dropout(self.proj(self.merge_heads(self.attend(q, k, v))))
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """q [B, h, T, d_h], k and v [B, h, T_k, d_h] → [B, h, T, d_h]: each query mixes the values
+        of its own and earlier positions. The full triangle (T == T_k) is `is_causal=True`, the
+        fast path (FlashAttention on CUDA); one new token reads every cached position; several
+        after T_k − T cached ones read the shifted band of `causal_mask(T, T_k=T_k)`."""
         T, T_k = q.shape[-2], k.shape[-2]
-        # One new token may see every cached position: it needs no mask.
-        mask = causal_mask(T, T_k, x.device) if self.causal and T > 1 else None
-        dropout = self.dropout if self.training else 0.0
-        if self.impl == "explicit":
-            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout)
-            self.weights(weights)
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
-        return self.resid_dropout(self.proj(self.merge_heads(out)))
+        p = self.dropout_p if self.training else 0.0
+        if T == T_k:
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+        mask = None if T == 1 else causal_mask(T, T_k=T_k, device=q.device)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)

@@ -4,8 +4,9 @@ Introduced in notebook 08. A checkpoint file holds plain data only (tensors, num
 lists and dicts), so it loads with `torch.load(weights_only=True)`, which cannot run code hidden
 in a file. It is written atomically: a crash mid-save leaves the previous file intact. A file
 that is not a checkpoint is refused with a ValueError that says what it is instead. Files of
-format version 1 (before the unembedding was renamed `lm_head`) convert with
-`upgrade_checkpoint`, or `python -m gptlib upgrade OLD NEW`.
+format version 2 (the position table at `pos_emb.table.weight`) are converted when loaded;
+files of version 1 (before the unembedding was renamed `lm_head`), and version 2 ones for good,
+convert with `upgrade_checkpoint`, or `python -m gptlib upgrade OLD NEW`.
 """
 
 from __future__ import annotations
@@ -28,9 +29,17 @@ from gptlib.model import GPT, GPTConfig
 from gptlib.train import TrainConfig, Trainer
 
 FORMAT = "gptlib-checkpoint"
-VERSION = 2  # 2: the unembedding GPT.head became GPT.lm_head
+# 2: the unembedding GPT.head became GPT.lm_head. 3: the position table became pos_emb.weight
+# (the chapter's name), and the config lost the lesson switches, now lesson variants.
+VERSION = 3
 PAYLOAD_KEYS = ("format", "version", "model_config", "tokenizer", "model", "trainer", "meta")
-_RENAMED_IN_V2 = {"head.weight": "lm_head.weight"}
+_RENAMED = {
+    2: {"head.weight": "lm_head.weight"},
+    3: {"pos_emb.table.weight": "pos_emb.weight"},
+}
+# The config fields of versions 1 and 2 that version 3 dropped, with the value gptlib.GPT has;
+# attn_impl (fused or written-out attention) changed no weights, so any value converts (None).
+_DROPPED_IN_V3 = {"norm": "pre", "positions": "learned", "causal": True, "attn_impl": None}
 # How files begin: torch.save's zip archive; its legacy format (a pickled magic number); any
 # pickle of protocol 2 or later.
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -60,13 +69,12 @@ class Checkpoint:
         return model.to(device).eval() if device is not None else model.eval()
 
     def load_into(self, model: GPT) -> None:
-        """Copy the saved weights into `model`, whose config must match the saved one.
-
-        Only `attn_impl` may differ: the explicit and fused attention paths share their weights.
+        """Copy the saved weights into `model` (a `gptlib.GPT`, or a lesson variant that keeps
+        every parameter, such as written-out attention), whose config must match the saved one.
         """
         saved = self.model_config.to_dict()
         have = model.config.to_dict()
-        differ = {k: (saved[k], have[k]) for k in saved if saved[k] != have[k] and k != "attn_impl"}
+        differ = {k: (saved[k], have[k]) for k in saved if saved[k] != have[k]}
         if differ:
             details = ", ".join(
                 f"{k}: checkpoint {s!r} vs model {h!r}" for k, (s, h) in differ.items()
@@ -155,13 +163,14 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     path = Path(path)
     payload = _read_payload(path)
     version = payload.get("version")
-    if version != VERSION:
+    if version not in (2, VERSION):
         raise ValueError(_version_message(path, version))
     missing = [key for key in PAYLOAD_KEYS if key not in payload]
     if missing:
         raise _not_a_checkpoint(
             path, f"a torch file with gptlib's '{FORMAT}' marker but without {', '.join(missing)}"
         )
+    payload = _upgraded(path, payload)
     try:
         model_config = GPTConfig(**payload["model_config"])
         tokenizer = CharTokenizer.from_dict(payload["tokenizer"])
@@ -181,35 +190,60 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
 
 
 def upgrade_checkpoint(old: str | os.PathLike, new: str | os.PathLike) -> Path:
-    """Rewrite the format-1 checkpoint `old` as format 2 at `new`, atomically; return `new`.
+    """Rewrite the format-1 or format-2 checkpoint `old` as format 3 at `new`, atomically;
+    return `new`. `new` may be `old` itself.
 
     Format 2 renamed the unembedding `GPT.head` to `GPT.lm_head` (state-dict key `head.weight`
-    → `lm_head.weight`); the weights, tokenizer, trainer state and meta are kept as they are.
-    `new` may be `old` itself.
+    → `lm_head.weight`); format 3 renamed the position table `pos_emb.table.weight` →
+    `pos_emb.weight` and dropped the config's lesson switches (norm, positions, attn_impl,
+    causal). The weights, tokenizer, trainer state and meta are kept as they are.
     """
     old = Path(old)
     payload = _read_payload(old)
     version = payload.get("version")
-    if version != 1:
+    if version not in (1, 2):
         already = "; it loads as it is" if version == VERSION else ""
         raise ValueError(
-            f"{old} has checkpoint format version {version!r}, and only version 1 can be "
+            f"{old} has checkpoint format version {version!r}, and only versions 1 and 2 can be "
             f"upgraded (to version {VERSION}){already}"
         )
-    state = payload.get("model")
-    if not isinstance(state, dict) or not set(_RENAMED_IN_V2) <= set(state):
+    with atomic_path(new) as tmp:
+        torch.save(_upgraded(old, payload), tmp)
+    return Path(new)
+
+
+def _upgraded(path: Path, payload: dict) -> dict:
+    """`payload` of format version 1, 2 or 3, in format 3."""
+    state, config, version = payload.get("model"), payload.get("model_config"), payload["version"]
+    renamed = {
+        old: new for v, names in _RENAMED.items() if v > version for old, new in names.items()
+    }
+    if (
+        not isinstance(state, dict)
+        or not isinstance(config, dict)
+        or not set(_RENAMED.get(version + 1, {})) <= set(state)
+    ):
         raise ValueError(
-            f"{old} says it is a version-1 checkpoint but its model weights lack "
-            f"{', '.join(_RENAMED_IN_V2)}; it is corrupt: use another copy or retrain"
+            f"{path} says it is a version-{version} checkpoint but its model weights or config "
+            "do not have that format's names; it is corrupt: use another copy or retrain"
         )
-    upgraded = {
+    variant = {
+        key: config[key]
+        for key, core in _DROPPED_IN_V3.items()
+        if key in config and core is not None and config[key] != core
+    }
+    if variant:
+        raise ValueError(
+            f"{path} holds a lesson variant of the model ({variant}), which gptlib.GPT no longer "
+            "builds: build it with gptlib.lessons.experiments.variants.build_gpt and load the "
+            "file's 'model' weights into it, or retrain"
+        )
+    return {
         **payload,
         "version": VERSION,
-        "model": {_RENAMED_IN_V2.get(key, key): value for key, value in state.items()},
+        "model_config": {k: v for k, v in config.items() if k not in _DROPPED_IN_V3},
+        "model": {renamed.get(key, key): value for key, value in state.items()},
     }
-    with atomic_path(new) as tmp:
-        torch.save(upgraded, tmp)
-    return Path(new)
 
 
 def _read_payload(path: Path) -> dict:
@@ -317,8 +351,8 @@ def _version_message(path: Path, version: object) -> str:
     if version == 1:
         new = path.with_name(f"{path.stem}_v{VERSION}{path.suffix}")
         return (
-            f"{path} is a gptlib checkpoint of format version 1; this gptlib reads version "
-            f"{VERSION}, in which the unembedding GPT.head is called GPT.lm_head. Convert it "
+            f"{path} is a gptlib checkpoint of format version 1; this gptlib reads versions 2 "
+            f"and {VERSION}, in which the unembedding GPT.head is called GPT.lm_head. Convert it "
             f"with `python -m gptlib upgrade {shlex.quote(str(path))} "
             f"{shlex.quote(str(new))}`, or retrain"
         )

@@ -110,10 +110,11 @@ def _upgrade_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "upgrade",
         help="convert a checkpoint written by an older gptlib",
-        description=f"Rewrite a checkpoint of format version 1 as version {VERSION} (the "
-        "unembedding GPT.head is now GPT.lm_head; everything else is kept).",
+        description=f"Rewrite a checkpoint of format version 1 or 2 as version {VERSION} (the "
+        "unembedding GPT.head is now GPT.lm_head, the position table pos_emb.table is now "
+        "pos_emb; everything else is kept).",
     )
-    p.add_argument("old", help="the version-1 checkpoint")
+    p.add_argument("old", help="the version-1 or version-2 checkpoint")
     p.add_argument("new", help="where to write the upgraded checkpoint (may be OLD itself)")
 
 

@@ -2,6 +2,9 @@
 
 Built step by step in notebook 07; trained and sampled in notebook 08.
 idx [B, T] → x [B, T, d] → L × Block → LN → lm_head → logits [B, T, V].
+Its parameter names are the chapter's (with `lm_head` for the chapter's `head`): tok_emb,
+pos_emb, blocks.{i}.ln1 / attn.qkv / attn.proj / ln2 / mlp.up / mlp.down, ln_f, lm_head. So a
+model written like the chapter's and this one load each other's `state_dict()` as they are.
 """
 
 from __future__ import annotations
@@ -13,12 +16,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib._validate import check_choice, check_heads, check_positive_int, check_token_ids
-from gptlib.attention import ATTENTION_IMPLS, KVCache
-from gptlib.blocks import NORM_PLACEMENTS, Block, LayerNorm
-from gptlib.embeddings import POSITION_KINDS, PositionalEmbedding
-from gptlib.hooks import attention_weights, evaluating
-from gptlib.sampling import check_sampling, sample_next
+from gptlib._validate import check_heads, check_positive_int, check_sampling, check_token_ids
+from gptlib.attention import KVCache
+from gptlib.blocks import Block
+from gptlib.hooks import evaluating
+from gptlib.sampling import sample_next
 
 
 @dataclass(frozen=True)
@@ -30,23 +32,14 @@ class GPTConfig:
     n_heads: int = 4
     n_layers: int = 4
     max_len: int = 256  # positions the model can read: its context length
-    norm: str = "pre"  # "pre" (GPT-2) or "post" (original Transformer)
-    positions: str = "learned"  # "learned", "sinusoidal" or "none"
     tie_weights: bool = False  # the unembedding shares the token embedding's matrix
     bias: bool = True  # biases in linear layers and LayerNorms
     dropout: float = 0.0
-    attn_impl: str = "sdpa"  # "sdpa" (fused) or "explicit" (written-out softmax)
-    causal: bool = True  # False removes the attention mask: notebook 03's pitfall
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "max_len"):
             check_positive_int(name, getattr(self, name))
         check_heads(self.d_model, self.n_heads)
-        check_choice("norm", self.norm, NORM_PLACEMENTS)
-        check_choice("positions", self.positions, POSITION_KINDS)
-        check_choice("attn_impl", self.attn_impl, ATTENTION_IMPLS)
-        if self.positions == "sinusoidal" and self.d_model % 2:
-            raise ValueError(f"sinusoidal positions need an even d_model, got {self.d_model}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 
@@ -62,20 +55,16 @@ class GPT(nn.Module):
     the chapter's code keeps PyTorch's 1.0, which memorises a short text sooner (notebook 07).
     """
 
-    def __init__(self, config: GPTConfig, embedding_std: float = 0.02) -> None:
+    def __init__(self, config: GPTConfig, *, embedding_std: float = 0.02) -> None:
         super().__init__()
-        if not embedding_std > 0:
-            raise ValueError(f"embedding_std must be > 0, got {embedding_std}")
         self.config = c = config
         self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)  # E: [V, d]
-        self.pos_emb = PositionalEmbedding(c.positions, c.max_len, c.d_model)  # P: [max_len, d]
+        self.pos_emb = nn.Embedding(c.max_len, c.d_model)  # P: [max_len, d], learned positions
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            Block(c.d_model, c.n_heads, c.norm, c.bias, c.dropout, c.attn_impl, causal=c.causal)
-            for _ in range(c.n_layers)
+            Block(c.d_model, c.n_heads, bias=c.bias, dropout=c.dropout) for _ in range(c.n_layers)
         )
-        # Pre-LN needs a final norm before the unembedding; Post-LN blocks already end in one.
-        self.ln_f = LayerNorm(c.d_model, bias=c.bias) if c.norm == "pre" else nn.Identity()
+        self.ln_f = nn.LayerNorm(c.d_model, bias=c.bias)  # Pre-LN leaves the stream unnormalised
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)  # unembedding W_U: d → V
         for name, p in self.named_parameters():  # GPT-2's initialisation; norms keep γ=1, β=0
             if name.endswith("bias"):
@@ -92,11 +81,12 @@ class GPT(nn.Module):
         """Number of distinct trainable parameters (a tied matrix counts once)."""
         return sum(p.numel() for p in self.parameters())
 
-    def hidden(
-        self, idx: torch.Tensor, start: int = 0, caches: list[KVCache] | None = None
+    def hidden_states(
+        self, idx: torch.Tensor, *, start: int = 0, caches: list[KVCache] | None = None
     ) -> torch.Tensor:
         """idx [B, T] at window positions start.. → final hidden states [B, T, d] (unchecked)."""
-        x = self.dropout(self.tok_emb(idx) + self.pos_emb(start, idx.shape[1], idx.device))
+        positions = torch.arange(start, start + idx.shape[1], device=idx.device)  # [T]
+        x = self.dropout(self.tok_emb(idx) + self.pos_emb(positions))  # [B, T, d]
         for i, block in enumerate(self.blocks):
             x = block(x, None if caches is None else caches[i])
         return self.ln_f(x)
@@ -105,33 +95,25 @@ class GPT(nn.Module):
         self, idx: torch.Tensor, targets: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """idx [B, T] → (logits [B, T, V], mean cross-entropy or None); targets = idx shifted."""
-        check_token_ids(idx, self.config.vocab_size, self.config.max_len, targets)
-        logits = self.lm_head(self.hidden(idx))  # [B, T, V]
+        c = self.config
+        check_token_ids(idx, c.vocab_size, max_len=c.max_len, targets=targets)
+        logits = self.lm_head(self.hidden_states(idx))  # [B, T, V]
         if targets is None:
             return logits, None
         return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
-    @torch.no_grad()
-    def attention_maps(self, idx: torch.Tensor) -> torch.Tensor:
-        """Attention weights of every layer and head, [L, B, h, T, T] (notebooks 03–08)."""
-        with evaluating(self), attention_weights(self) as weights:
-            self(idx)
-        return torch.stack(weights)
-
     def new_caches(self, batch_size: int) -> list[KVCache]:
         """One empty KV cache per layer, with room for max_len positions."""
         c, p = self.config, self.lm_head.weight
-        d_h = c.d_model // c.n_heads
-        return [
-            KVCache.empty(batch_size, c.n_heads, c.max_len, d_h, p.device, p.dtype)
-            for _ in range(c.n_layers)
-        ]
+        shape = (batch_size, c.n_heads, c.max_len, c.d_model // c.n_heads)  # [B, h, max_len, d_h]
+        return [KVCache.empty(shape, device=p.device, dtype=p.dtype) for _ in range(c.n_layers)]
 
     @torch.no_grad()
     def generate(
         self,
         idx: torch.Tensor,
         n_new: int,
+        *,
         temperature: float = 1.0,
         top_k: int | None = None,
         generator: torch.Generator | None = None,
@@ -145,10 +127,10 @@ class GPT(nn.Module):
         new token through the blocks; without it every step recomputes the window. Same tokens.
         """
         c = self.config
-        check_token_ids(idx, c.vocab_size)
+        check_token_ids(idx, c.vocab_size, read_values=True)
         check_sampling(temperature, top_k)
         check_positive_int("n_new", n_new, minimum=0)
-        use_cache = use_cache and c.causal  # cached keys assume no position sees a later one
+        sampling = dict(temperature=temperature, top_k=top_k, generator=generator)
         tokens, caches = idx, None
         start = max(0, idx.shape[1] - c.max_len)  # the window is tokens[:, start:]
         with evaluating(self), torch.inference_mode():
@@ -156,12 +138,12 @@ class GPT(nn.Module):
                 if tokens.shape[1] - start > c.max_len:  # full: slide, refill the caches
                     start, caches = tokens.shape[1] - max(1, c.max_len // 2), None
                 if not use_cache:
-                    h = self.hidden(tokens[:, start:])
+                    h = self.hidden_states(tokens[:, start:])
                 elif caches is None:  # the prompt, or the window after a slide: one pass
                     caches = self.new_caches(idx.shape[0])
-                    h = self.hidden(tokens[:, start:], caches=caches)
+                    h = self.hidden_states(tokens[:, start:], caches=caches)
                 else:  # only the newest token; the earlier ones are in the caches
-                    h = self.hidden(tokens[:, -1:], start=caches[0].filled, caches=caches)
-                next_id = sample_next(self.lm_head(h[:, -1]), temperature, top_k, generator)
+                    h = self.hidden_states(tokens[:, -1:], start=caches[0].filled, caches=caches)
+                next_id = sample_next(self.lm_head(h[:, -1]), **sampling)  # [B, V] → [B, 1]
                 tokens = torch.cat([tokens, next_id], dim=1)
         return tokens.clone()  # made in inference mode; a clone is an ordinary tensor

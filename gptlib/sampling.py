@@ -1,23 +1,13 @@
-"""Turning next-token logits into a token: temperature, top-k, greedy (notebooks 07, 08)."""
+"""Next-token logits → a token: temperature, top-k, greedy (notebooks 07, 08); unchecked here,
+`GPT.generate` checks temperature and top_k where they enter."""
 
 from __future__ import annotations
 
 import torch
 
 
-def check_sampling(temperature: float, top_k: int | None) -> None:
-    """Raise ValueError for a negative temperature or a top_k below 1."""
-    if not temperature >= 0:  # also catches NaN
-        raise ValueError(
-            f"temperature must be >= 0, got {temperature}; use 0 for greedy decoding, values "
-            "below 1 for safer text and above 1 for more varied text"
-        )
-    if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"top_k must be a positive int or None (no cut-off), got {top_k!r}")
-
-
 def next_token_probs(
-    logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None
+    logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None
 ) -> torch.Tensor:
     """Logits [B, V] → probabilities [B, V] after temperature and top-k (notebook 08).
 
@@ -25,7 +15,6 @@ def next_token_probs(
     distribution; top-k keeps the k most likely tokens (k > V keeps all). temperature=0 means
     greedy: all the mass on the arg-max.
     """
-    check_sampling(temperature, top_k)
     if temperature == 0:
         return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
     logits = logits / temperature
@@ -37,13 +26,13 @@ def next_token_probs(
 
 def sample_next(
     logits: torch.Tensor,
+    *,
     temperature: float = 1.0,
     top_k: int | None = None,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
     """Logits [B, V] → next token ids [B, 1], sampled (or arg-max when temperature == 0)."""
     if temperature == 0:
-        check_sampling(temperature, top_k)
         return logits.argmax(-1, keepdim=True)
-    probs = next_token_probs(logits, temperature, top_k)
+    probs = next_token_probs(logits, temperature=temperature, top_k=top_k)
     return torch.multinomial(probs, 1, generator=generator)

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from gptlib._validate import check_positive_int
 from gptlib.data.batches import BatchSampler
 from gptlib.hooks import evaluating
 
@@ -42,13 +43,9 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "block_size", "eval_batches"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_positive_int(name, getattr(self, name))
         for name in ("warmup_steps", "eval_interval"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+            check_positive_int(name, getattr(self, name), minimum=0)
         if not 0 < self.lr < 1 or not 0 <= self.min_lr <= self.lr:
             raise ValueError(
                 f"need 0 < lr < 1 and 0 <= min_lr <= lr, got lr={self.lr}, min_lr={self.min_lr}"

@@ -17,6 +17,7 @@ import gptlib.checkpoint as checkpoint_module
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.checkpoint import load_checkpoint, save_checkpoint, upgrade_checkpoint
 from gptlib.data import SONNETS, CharTokenizer, train_val_split
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.train import TrainConfig, Trainer
 
 TOKENIZER = CharTokenizer.from_text(SONNETS)
@@ -70,9 +71,9 @@ def test_weights_and_tokenizer_round_trip(tmp_path):
     rebuilt = loaded.build_model()
     idx = TOKENIZER.encode("Shall I compare")[None]
     assert torch.equal(model(idx)[0], rebuilt(idx)[0])
-    explicit = GPT(GPTConfig(**{**MODEL_CONFIG.to_dict(), "attn_impl": "explicit"}))
-    loaded.load_into(explicit)  # the attention path may differ: same weights
-    torch.testing.assert_close(explicit.eval()(idx)[0], model(idx)[0], atol=1e-5, rtol=1e-5)
+    written_out = build_gpt(MODEL_CONFIG, Variant(attention="written-out"))
+    loaded.load_into(written_out)  # a lesson variant with every parameter: the same weights
+    torch.testing.assert_close(written_out.eval()(idx)[0], model(idx)[0], atol=1e-5, rtol=1e-5)
     with pytest.raises(ValueError, match="holds weights only"):
         loaded.resume(rebuilt, TRAIN_IDS, VAL_IDS)
 
@@ -210,7 +211,7 @@ def test_other_format_versions_are_explained(tmp_path):
 def test_weights_that_do_not_fit_are_named(tmp_path):
     path = save_checkpoint(tmp_path / "w.pt", GPT(MODEL_CONFIG), TOKENIZER)
     payload = torch.load(path, weights_only=True)
-    payload["model"]["head.weight"] = payload["model"].pop("lm_head.weight")  # v1 keys, v2 label
+    payload["model"]["head.weight"] = payload["model"].pop("lm_head.weight")  # v1 keys, v3 label
     torch.save(payload, path)
     with pytest.raises(
         ValueError,
@@ -220,16 +221,32 @@ def test_weights_that_do_not_fit_are_named(tmp_path):
         load_checkpoint(path).build_model()
 
 
-def save_version_1(path, model: GPT, tokenizer: CharTokenizer, trainer: Trainer | None = None):
-    """Write a checkpoint as gptlib's format 1 did: the unembedding's key was head.weight."""
+OLD_NAMES = {  # what formats 1 and 2 called today's parameters
+    1: {"lm_head.weight": "head.weight", "pos_emb.weight": "pos_emb.table.weight"},
+    2: {"pos_emb.weight": "pos_emb.table.weight"},
+}
+OLD_SWITCHES = {"norm": "pre", "positions": "learned", "attn_impl": "sdpa", "causal": True}
+
+
+def save_old_version(
+    version: int,
+    path,
+    model: GPT,
+    tokenizer: CharTokenizer,
+    trainer: Trainer | None = None,
+    **switches,
+):
+    """Write a checkpoint as gptlib's format 1 or 2 did: the position table's key was
+    pos_emb.table.weight (format 1: the unembedding's head.weight), and the config held the
+    lesson switches (norm, positions, attn_impl, causal), now lesson variants."""
     state = {
-        ("head.weight" if key == "lm_head.weight" else key): value.detach().cpu()
+        OLD_NAMES[version].get(key, key): value.detach().cpu()
         for key, value in model.state_dict().items()
     }
     payload = {
         "format": "gptlib-checkpoint",
-        "version": 1,
-        "model_config": model.config.to_dict(),
+        "version": version,
+        "model_config": {**model.config.to_dict(), **OLD_SWITCHES, **switches},
         "tokenizer": tokenizer.to_dict(),
         "model": state,
         "trainer": None if trainer is None else trainer.state_dict(),
@@ -244,22 +261,24 @@ def test_a_version_1_file_says_how_to_upgrade_and_upgrades_exactly(tmp_path):
     uninterrupted.run(progress=False)
     paused = fresh_trainer()
     paused.run(max_steps=7, progress=False)
-    old = save_version_1(tmp_path / "old run.pt", paused.model, TOKENIZER, paused)
+    old = save_old_version(1, tmp_path / "old run.pt", paused.model, TOKENIZER, paused)
     assert "head.weight" in torch.load(old, weights_only=True)["model"]
 
     with pytest.raises(ValueError) as info:
         load_checkpoint(old)
     message = str(info.value)
-    assert f"{old} is a gptlib checkpoint of format version 1; this gptlib reads version 2" in (
-        message
+    assert (
+        f"{old} is a gptlib checkpoint of format version 1; this gptlib reads versions 2 and 3"
+        in message
     )
-    assert f"python -m gptlib upgrade '{old}' '{tmp_path / 'old run_v2.pt'}'" in message
+    assert f"python -m gptlib upgrade '{old}' '{tmp_path / 'old run_v3.pt'}'" in message
     assert message.endswith("or retrain")
 
     new = upgrade_checkpoint(old, tmp_path / "new.pt")
     payload = torch.load(new, weights_only=True)
-    assert payload["version"] == 2
-    assert list(payload["model"]) == list(paused.model.state_dict())  # lm_head.weight, in place
+    assert payload["version"] == 3
+    assert list(payload["model"]) == list(paused.model.state_dict())  # today's names, in place
+    assert payload["model_config"] == paused.model.config.to_dict()  # the switches are gone
     saved = load_checkpoint(new)
     assert saved.meta == {"corpus": "sonnets"}
     idx = TOKENIZER.encode("Shall I compare")[None]
@@ -270,17 +289,47 @@ def test_a_version_1_file_says_how_to_upgrade_and_upgrades_exactly(tmp_path):
 
 
 def test_upgrading_in_place_and_refusals(tmp_path):
-    path = save_version_1(tmp_path / "w.pt", GPT(MODEL_CONFIG), TOKENIZER)
+    path = save_old_version(1, tmp_path / "w.pt", GPT(MODEL_CONFIG), TOKENIZER)
     assert upgrade_checkpoint(path, path) == path
     assert load_checkpoint(path).trainer_state is None
     assert os.listdir(tmp_path) == ["w.pt"]
-    with pytest.raises(ValueError, match="version 2, and only version 1 .* loads as it is"):
+    with pytest.raises(ValueError, match="version 3, and only versions 1 and 2 .* loads as it is"):
         upgrade_checkpoint(path, tmp_path / "again.pt")
     notes = tmp_path / "notes.txt"
     notes.write_text("hello", encoding="utf-8")
     with pytest.raises(ValueError, match="notes.txt is not a gptlib checkpoint: it is a text"):
         upgrade_checkpoint(notes, tmp_path / "x.pt")
     assert sorted(os.listdir(tmp_path)) == ["notes.txt", "w.pt"]
+
+
+def test_a_version_2_file_loads_converted_and_upgrades_for_good(tmp_path):
+    seed_everything(2)
+    model = GPT(MODEL_CONFIG).eval()
+    old = save_old_version(2, tmp_path / "v2.pt", model, TOKENIZER)
+    assert "pos_emb.table.weight" in torch.load(old, weights_only=True)["model"]
+    saved = load_checkpoint(old)  # converted in memory; the file stays as it was
+    assert saved.model_config == MODEL_CONFIG and "pos_emb.weight" in saved.model_state
+    idx = TOKENIZER.encode("Shall I compare")[None]
+    assert torch.equal(saved.build_model()(idx)[0], model(idx)[0])
+    assert torch.load(old, weights_only=True)["version"] == 2
+    new = upgrade_checkpoint(old, tmp_path / "v3.pt")
+    payload = torch.load(new, weights_only=True)
+    assert payload["version"] == 3 and list(payload["model"]) == list(model.state_dict())
+    assert payload["meta"] == {"corpus": "sonnets"}
+
+
+def test_an_old_file_of_a_lesson_variant_is_refused_by_name(tmp_path):
+    old = save_old_version(2, tmp_path / "post.pt", GPT(MODEL_CONFIG), TOKENIZER, norm="post")
+    with pytest.raises(
+        ValueError, match=r"holds a lesson variant of the model \(\{'norm': 'post'\}\).*build_gpt"
+    ):
+        load_checkpoint(old)
+    explicit = save_old_version(
+        2, tmp_path / "e.pt", GPT(MODEL_CONFIG), TOKENIZER, attn_impl="explicit"
+    )
+    assert (
+        load_checkpoint(explicit).model_config == MODEL_CONFIG
+    )  # the attention path had no weights
 
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])

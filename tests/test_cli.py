@@ -17,7 +17,7 @@ from gptlib import GPT, GPTConfig
 from gptlib.checkpoint import load_checkpoint
 from gptlib.data import CharTokenizer
 from gptlib.train import TrainConfig
-from tests.test_checkpoint import save_version_1
+from tests.test_checkpoint import save_old_version
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = [
@@ -160,16 +160,16 @@ def test_a_text_file_as_checkpoint_in_a_real_process(tmp_path):
 def test_upgrade_converts_a_version_1_checkpoint(tmp_path, capsys):
     tokenizer = CharTokenizer.from_text("to be or not to be")
     model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, n_layers=1))
-    old = save_version_1(tmp_path / "old.pt", model, tokenizer)
+    old = save_old_version(1, tmp_path / "old.pt", model, tokenizer)
     new = tmp_path / "new.pt"
     assert cli.main(["sample", "--checkpoint", str(old), "--n", "5"]) == 1
-    assert f"python -m gptlib upgrade {old} {tmp_path / 'old_v2.pt'}" in capsys.readouterr().err
+    assert f"python -m gptlib upgrade {old} {tmp_path / 'old_v3.pt'}" in capsys.readouterr().err
     assert cli.main(["upgrade", str(old), str(new)]) == 0
-    assert capsys.readouterr().out == f"wrote {new} (checkpoint format version 2)\n"
+    assert capsys.readouterr().out == f"wrote {new} (checkpoint format version 3)\n"
     assert cli.main(["sample", "--checkpoint", str(new), "--prompt", "to", "--n", "5"]) == 0
     assert capsys.readouterr().out.startswith("to")
     assert cli.main(["upgrade", str(new), str(tmp_path / "again.pt")]) == 1
-    assert "only version 1 can be upgraded" in capsys.readouterr().err
+    assert "only versions 1 and 2 can be upgraded" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["upgrade", "--help"])
     assert "usage: python -m gptlib upgrade [-h] old new" in capsys.readouterr().out

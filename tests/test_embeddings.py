@@ -1,11 +1,10 @@
-"""Sinusoidal and learned positions against hand-computed numbers (notebook 01)."""
+"""Sinusoidal positions against hand-computed numbers (notebook 01)."""
 
 import math
 
-import pytest
 import torch
 
-from gptlib import PositionalEmbedding, sinusoidal_positions
+from gptlib import sinusoidal_positions
 
 
 def test_sinusoidal_positions_by_hand():
@@ -14,15 +13,12 @@ def test_sinusoidal_positions_by_hand():
     torch.testing.assert_close(
         P[3], torch.tensor([math.sin(3), math.cos(3), math.sin(0.03), math.cos(0.03)])
     )
-    with pytest.raises(ValueError, match="even d"):
-        sinusoidal_positions(4, 5)
 
 
-def test_positional_embedding_kinds_and_range_error():
-    for kind in ("learned", "sinusoidal", "none"):
-        assert PositionalEmbedding(kind, 8, 4)(2, 3, torch.device("cpu")).shape == (3, 4)
-    assert not PositionalEmbedding("none", 8, 4)(0, 8, torch.device("cpu")).any()
-    with pytest.raises(ValueError, match="exceed max_len=8"):
-        PositionalEmbedding("learned", 8, 4)(6, 3, torch.device("cpu"))
-    with pytest.raises(ValueError, match="positions must be one of"):
-        PositionalEmbedding("rope", 8, 4)
+def test_an_odd_width_ends_on_a_sine():
+    P = sinusoidal_positions(3, 5)
+    assert P.shape == (3, 5)
+    rates = [10000 ** (-2 * i / 5) for i in range(3)]  # pair i turns at 1/10000^(2i/5)
+    expected = [math.sin(2 * rates[0]), math.cos(2 * rates[0])]
+    expected += [math.sin(2 * rates[1]), math.cos(2 * rates[1]), math.sin(2 * rates[2])]
+    torch.testing.assert_close(P[2], torch.tensor(expected))

@@ -9,24 +9,14 @@ import torch
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.lessons.experiments.kv_cache import compare_cache
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 
 
-def peaked_model(
-    max_len: int, attn_impl: str = "sdpa", positions: str = "learned", norm: str = "pre"
-) -> GPT:
+def peaked_model(max_len: int, variant: Variant | None = None) -> GPT:
+    """gptlib's GPT (or a lesson variant of it, which generates through the same code)."""
     seed_everything(0)
-    model = GPT(
-        GPTConfig(
-            vocab_size=23,
-            d_model=32,
-            n_heads=4,
-            n_layers=2,
-            max_len=max_len,
-            attn_impl=attn_impl,
-            positions=positions,
-            norm=norm,
-        )
-    )
+    config = GPTConfig(vocab_size=23, d_model=32, n_heads=4, n_layers=2, max_len=max_len)
+    model = build_gpt(config, variant or Variant())
     with torch.no_grad():  # larger weights: a peaked next-token distribution, fewer near-ties
         for name, p in model.named_parameters():
             p.mul_(6.0)
@@ -58,12 +48,12 @@ def test_greedy_generation_equals_the_reference_far_past_max_len(max_len, use_ca
     assert torch.equal(out, windowed_reference(model, prompt, n_new))
 
 
-@pytest.mark.parametrize("attn_impl", ["sdpa", "explicit"])
+@pytest.mark.parametrize("attention", ["fused", "written-out"])
 @pytest.mark.parametrize("positions", ["learned", "sinusoidal", "none"])
 def test_cache_and_recomputation_agree_for_every_attention_path_and_position_kind(
-    attn_impl, positions
+    attention, positions
 ):
-    model = peaked_model(12, attn_impl=attn_impl, positions=positions)
+    model = peaked_model(12, Variant(attention=attention, positions=positions))
     prompt = torch.randint(23, (2, 20))  # longer than max_len: generation starts mid-window
     cached = model.generate(prompt, 30, temperature=0)
     recomputed = model.generate(prompt, 30, temperature=0, use_cache=False)
@@ -73,7 +63,7 @@ def test_cache_and_recomputation_agree_for_every_attention_path_and_position_kin
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
 def test_cache_and_recomputation_agree_for_both_norm_placements(norm):
-    model = peaked_model(9, norm=norm)
+    model = peaked_model(9, Variant(norm=norm))
     prompt = torch.randint(23, (2, 3))
     cached = model.generate(prompt, 25, temperature=0)
     assert torch.equal(cached, model.generate(prompt, 25, temperature=0, use_cache=False))
@@ -81,16 +71,17 @@ def test_cache_and_recomputation_agree_for_both_norm_placements(norm):
 
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
-@pytest.mark.parametrize("attn_impl", ["sdpa", "explicit"])
+@pytest.mark.parametrize("attention", ["fused", "written-out"])
 @pytest.mark.parametrize("positions", ["learned", "sinusoidal", "none"])
-def test_one_cached_token_equals_the_last_position_of_a_full_forward(norm, attn_impl, positions):
-    model = peaked_model(8, attn_impl=attn_impl, positions=positions, norm=norm)
+def test_one_cached_token_equals_the_last_position_of_a_full_forward(norm, attention, positions):
+    model = peaked_model(8, Variant(attention=attention, positions=positions, norm=norm))
     idx = torch.randint(23, (3, 6))
     caches = model.new_caches(3)
     with torch.no_grad():
         full, _ = model(idx)  # [3, 6, V]: every position in one causal pass
-        model.hidden(idx[:, :5], caches=caches)  # the first 5 positions fill the caches
-        last = model.lm_head(model.hidden(idx[:, 5:], start=5, caches=caches))  # the sixth alone
+        model.hidden_states(idx[:, :5], caches=caches)  # the first 5 positions fill the caches
+        sixth = model.hidden_states(idx[:, 5:], start=5, caches=caches)  # the sixth alone
+        last = model.lm_head(sixth)
     assert [cache.filled for cache in caches] == [6] * model.config.n_layers
     torch.testing.assert_close(last[:, 0], full[:, 5], atol=1e-4, rtol=1e-5)
 
@@ -101,19 +92,10 @@ def test_a_prompt_in_pieces_through_the_caches_equals_one_pass():
     idx = torch.randint(23, (2, 8))
     caches = model.new_caches(2)
     with torch.no_grad():
-        full = model.hidden(idx)
-        first = model.hidden(idx[:, :5], caches=caches)
-        rest = model.hidden(idx[:, 5:], start=5, caches=caches)
+        full = model.hidden_states(idx)
+        first = model.hidden_states(idx[:, :5], caches=caches)
+        rest = model.hidden_states(idx[:, 5:], start=5, caches=caches)
     torch.testing.assert_close(torch.cat([first, rest], dim=1), full, atol=1e-5, rtol=1e-5)
-
-
-def test_feeding_past_the_window_says_so():
-    model = peaked_model(4)
-    caches = model.new_caches(1)
-    with torch.no_grad():
-        model.hidden(torch.zeros(1, 3, dtype=torch.long), caches=caches)
-        with pytest.raises(ValueError, match=r"positions 3..4 exceed max_len=4; crop"):
-            model.hidden(torch.zeros(1, 2, dtype=torch.long), start=3, caches=caches)
 
 
 def test_seeded_sampling_is_identical_with_and_without_the_cache():

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import torch
 
+from gptlib._validate import check_positive_int
+
 
 def train_val_split(
     ids: torch.Tensor, val_fraction: float = 0.1
@@ -48,8 +50,7 @@ class BatchSampler:
     def __init__(self, ids: torch.Tensor, batch_size: int, block_size: int, seed: int = 0) -> None:
         _check_ids(ids)
         for name, value in (("batch_size", batch_size), ("block_size", block_size)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_positive_int(name, value)
         if len(ids) < block_size + 1:
             raise ValueError(
                 f"the text has {len(ids)} tokens, too few for windows of block_size="

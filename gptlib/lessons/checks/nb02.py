@@ -318,7 +318,7 @@ register(
                 "argument: use the mask you are given, and no mask at all when it is None.",
                 _attention_with(
                     lambda q, k, v, m: _masked(
-                        _right_scores(q, k, v, m), causal_mask(q.shape[-2], k.shape[-2])
+                        _right_scores(q, k, v, m), causal_mask(q.shape[-2], T_k=k.shape[-2])
                     )
                 ),
             ),

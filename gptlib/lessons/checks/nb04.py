@@ -12,6 +12,7 @@ from torch import nn
 
 from gptlib.attention import CausalSelfAttention, causal_mask
 from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, register
+from gptlib.lessons.checks.weights import load_weights
 
 # --- shared pieces: the reference and each catalogued wrong way of reshaping -----------------
 
@@ -128,43 +129,13 @@ register(
 
 # --- Exercise 3: the module ----------------------------------------------------------------
 # The student writes a class `MultiHeadAttention(d_model, n_heads)` holding `qkv` and `proj`
-# Linear layers, as gptlib's CausalSelfAttention does. The check builds it, copies in the
-# weights of a CausalSelfAttention by parameter name, and compares the outputs.
+# Linear layers, as gptlib's CausalSelfAttention does. The check builds it, loads the state
+# dict of a CausalSelfAttention with random weights into it, and compares the outputs.
 
-
-def expected_parameters(d_model: int) -> dict[str, tuple[int, ...]]:
-    """The parameters the module must hold, by name, with their shapes."""
-    return {
-        "qkv.weight": (3 * d_model, d_model),
-        "qkv.bias": (3 * d_model,),
-        "proj.weight": (d_model, d_model),
-        "proj.bias": (d_model,),
-    }
-
-
-def load_weights(module: nn.Module, weights: dict[str, torch.Tensor]) -> None:
-    """Copy `weights` (name → tensor, a CausalSelfAttention's) into `module`'s parameters.
-
-    ValueError naming the missing, unexpected or mis-shaped parameters when they do not fit.
-    Buffers (a stored mask, say) are the module's own business and are left alone.
-    """
-    own = dict(module.named_parameters())
-    wanted = ", ".join(f"{name} {list(w.shape)}" for name, w in weights.items())
-    missing, unexpected = sorted(weights.keys() - own.keys()), sorted(own.keys() - weights.keys())
-    if missing or unexpected:
-        raise ValueError(
-            f"the module's parameters should be exactly {wanted}; missing {missing}, "
-            f"unexpected {unexpected}. Create self.qkv = nn.Linear(d_model, 3 * d_model) and "
-            "self.proj = nn.Linear(d_model, d_model) (with their biases, nn.Linear's default)"
-        )
-    for name, w in weights.items():
-        if own[name].shape != w.shape:
-            raise ValueError(
-                f"parameter {name} has shape {list(own[name].shape)}, expected {list(w.shape)}"
-            )
-    with torch.no_grad():
-        for name, w in weights.items():
-            own[name].copy_(w)
+MODULE_HINT = (
+    "Create self.qkv = nn.Linear(d_model, 3 * d_model) and self.proj = nn.Linear(d_model, "
+    "d_model) (with their biases, nn.Linear's default)"
+)
 
 
 def run_module(module_class: type) -> Callable[..., torch.Tensor]:
@@ -177,7 +148,7 @@ def run_module(module_class: type) -> Callable[..., torch.Tensor]:
         try:
             load_weights(module, weights)
         except ValueError as error:
-            raise CheckError("attention-module", str(error)) from None
+            raise CheckError("attention-module", f"{error}. {MODULE_HINT}") from None
         with torch.no_grad():
             return module.eval()(x)
 
@@ -188,7 +159,8 @@ def _module_inputs(generator: torch.Generator) -> list[tuple]:
     # The last case is a long sequence (T = 40): a mask stored at a fixed small size breaks.
     cases = []
     for B, T, d, h in ((2, 5, 12, 3), (1, 6, 8, 4), (1, 40, 16, 2)):
-        shapes = expected_parameters(d)
+        with torch.device("meta"):  # the names and shapes of gptlib's layer, nothing drawn
+            shapes = {name: w.shape for name, w in CausalSelfAttention(d, h).state_dict().items()}
         weights = {
             name: torch.randn(shape, generator=generator) / (d**0.5 if len(shape) == 2 else 4)
             for name, shape in shapes.items()

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from gptlib.attention import CausalSelfAttention
-from gptlib.blocks import MLP, LayerNorm, layer_norm
+from gptlib.blocks import MLP, layer_norm
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
 
 # ---------------------------------------------------------------- layer_norm
@@ -181,8 +181,8 @@ def _block_inputs(g: torch.Generator) -> list[tuple]:
     cases = []
     for norm, (B, T) in (("pre", (2, 5)), ("pre", (1, 7)), ("post", (2, 5)), ("post", (1, 7))):
         x = 2.0 * torch.randn(B, T, d, generator=g) + 0.5
-        ln1 = _randomise(LayerNorm(d), g, 0.5)
-        ln2 = _randomise(LayerNorm(d), g, 0.5)
+        ln1 = _randomise(nn.LayerNorm(d), g, 0.5)
+        ln2 = _randomise(nn.LayerNorm(d), g, 0.5)
         attn = _randomise(CausalSelfAttention(d, h), g, 0.3)
         mlp = _randomise(MLP(d), g, 0.3)
         cases.append((x, ln1, attn, ln2, mlp, norm))

@@ -6,8 +6,9 @@ budget, and scored by its held-out loss on the same fixed batches:
     bigram → + attention, one head → + several heads → + MLP → + residuals → + LayerNorm (the
     full model) → the full model without position embeddings.
 
-The full rung is gptlib's model untouched. The others keep its embeddings, attention and MLP
-modules (and so its initialisation) and rewire its blocks with `RungBlock`; the bigram rung has
+The full rung is gptlib's model untouched. The others are its lesson variants
+(`gptlib.lessons.experiments.variants`): the same modules, and so the same initialisation, with
+blocks rewired without the MLP, the residual connections or the LayerNorms; the bigram rung has
 no blocks at all, so its logits at position t depend on token t alone.
 """
 
@@ -19,8 +20,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from gptlib.attention import KVCache
-from gptlib.blocks import Block
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
 from gptlib.train import TrainConfig, Trainer
 
@@ -50,37 +50,10 @@ LADDER: tuple[Rung, ...] = (
 )
 
 
-class RungBlock(nn.Module):
-    """A gptlib `Block`'s attention and MLP, wired with or without the MLP, the residual
-    connections and the LayerNorms. [B, T, d] → [B, T, d].
-
-    With everything kept it computes exactly what the Pre-LN `Block` computes; without the
-    residuals each sublayer's output replaces x instead of being added to it.
-    """
-
-    def __init__(self, block: Block, mlp: bool, residual: bool, layer_norm: bool) -> None:
-        super().__init__()
-        if block.norm != "pre":
-            raise ValueError(f"RungBlock rewires a Pre-LN block, got norm={block.norm!r}")
-        self.attn = block.attn
-        self.mlp = block.mlp if mlp else None
-        self.ln1 = block.ln1 if layer_norm else nn.Identity()
-        self.ln2 = block.ln2 if layer_norm else nn.Identity()
-        self.residual = residual
-
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
-        x = self._add(x, self.attn(self.ln1(x), cache))
-        if self.mlp is not None:
-            x = self._add(x, self.mlp(self.ln2(x)))
-        return x
-
-    def _add(self, x: torch.Tensor, update: torch.Tensor) -> torch.Tensor:
-        return x + update if self.residual else update
-
-
 def build_rung(
     rung: Rung,
     vocab_size: int,
+    *,
     d_model: int = 64,
     n_layers: int = 2,
     n_heads: int = 4,
@@ -94,19 +67,17 @@ def build_rung(
         n_heads=n_heads if rung.several_heads else 1,
         n_layers=n_layers,
         max_len=max_len,
-        positions="learned" if rung.positions else "none",
     )
-    model = GPT(config, embedding_std=embedding_std)
-    if rung.attention and rung.mlp and rung.residual and rung.layer_norm:
-        return model  # gptlib's blocks as they are (positions and heads are in the config)
-    if rung.attention:
-        model.blocks = nn.ModuleList(
-            RungBlock(b, rung.mlp, rung.residual, rung.layer_norm) for b in model.blocks
-        )
-    else:
+    variant = Variant(
+        positions="learned" if rung.positions else "none",
+        residual=rung.residual,
+        block_norms=rung.layer_norm,
+        final_norm=rung.layer_norm,
+        mlp=rung.mlp,
+    )
+    model = build_gpt(config, variant, embedding_std=embedding_std)
+    if not rung.attention:
         model.blocks = nn.ModuleList()
-    if not rung.layer_norm:
-        model.ln_f = nn.Identity()
     return model
 
 
@@ -160,6 +131,7 @@ def train_ladder(
     vocab_size: int,
     config: TrainConfig,
     rungs: tuple[Rung, ...] = LADDER,
+    *,
     d_model: int = 64,
     n_layers: int = 2,
     n_heads: int = 4,
@@ -175,7 +147,13 @@ def train_ladder(
     for rung in rungs:
         torch.manual_seed(seed)
         model = build_rung(
-            rung, vocab_size, d_model, n_layers, n_heads, config.block_size, embedding_std
+            rung,
+            vocab_size,
+            d_model=d_model,
+            n_layers=n_layers,
+            n_heads=n_heads,
+            max_len=config.block_size,
+            embedding_std=embedding_std,
         )
         start = time.perf_counter()
         history = Trainer(model, train_ids, val_ids, config).run(progress=False)

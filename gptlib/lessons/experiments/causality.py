@@ -8,11 +8,12 @@ positions' logits move.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 
 from gptlib._validate import check_token_ids
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT
 
 LogitsFn = Callable[[torch.Tensor], tuple[torch.Tensor, object]]
@@ -67,11 +68,10 @@ def changed_positions(change: torch.Tensor, atol: float = 1e-5) -> list[int]:
 
 
 def with_causal(model: GPT, causal: bool) -> GPT:
-    """A copy of `model` with the same weights and the causal mask switched on or off.
-
-    The mask has no parameters, so the state dict fits either way.
+    """A copy of `model` (a `gptlib.GPT`) with the same weights, with or without the causal mask
+    (the unmasked lesson variant). The mask has no parameters, so the state dict fits either way.
     """
-    twin = GPT(replace(model.config, causal=causal))
+    twin = build_gpt(model.config, Variant(attention="fused" if causal else "unmasked"))
     twin.load_state_dict(model.state_dict())
     return twin.to(next(model.parameters()).device).train(model.training)
 

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from gptlib._validate import check_heads, check_positive_int
+from gptlib.lessons.experiments.variants import POSITIONS, Variant
 from gptlib.model import GPTConfig
 
 STYLES = ("gpt", "llama")
-POSITIONS = ("learned", "sinusoidal", "none", "rope")
+ARCHITECTURE_POSITIONS = (*POSITIONS, "rope")
 A100_BF16_PEAK = 312e12  # FLOP/s, dense BF16 tensor cores (NVIDIA's datasheet)
 LLAMA2_7B_REPORTED_GPU_HOURS = 184_320  # A100-80GB hours, Touvron et al. 2023, Table 2
 GB = 10**9  # a gigabyte: 10⁹ bytes
@@ -33,11 +35,6 @@ GIB = 2**30  # a gibibyte: 2³⁰ = 1,073,741,824 bytes
 def memory_text(n_bytes: float) -> str:
     """Bytes in both units, each labelled: 7_247_757_312 → '6.75 GiB (7.248 GB)'."""
     return f"{n_bytes / GIB:z.4g} GiB ({n_bytes / GB:z.4g} GB)"
-
-
-def _check_positive_int(name: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def _check_positive(name: str, value: float) -> None:
@@ -73,16 +70,11 @@ class Architecture:
 
     def __post_init__(self) -> None:
         for name in ("n_layers", "d_model", "n_heads", "vocab_size", "context"):
-            _check_positive_int(name, getattr(self, name))
+            check_positive_int(name, getattr(self, name))
         for name in ("d_ff", "n_kv_heads"):
             if getattr(self, name) is not None:
-                _check_positive_int(name, getattr(self, name))
-        if self.d_model % self.n_heads:
-            divisors = [h for h in range(1, min(self.d_model, 256) + 1) if self.d_model % h == 0]
-            raise ValueError(
-                f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: each head "
-                f"gets d_model / n_heads features. Choose n_heads from {divisors}"
-            )
+                check_positive_int(name, getattr(self, name))
+        check_heads(self.d_model, self.n_heads)
         if self.n_heads % self.kv_heads:
             divisors = [k for k in range(1, self.n_heads + 1) if self.n_heads % k == 0]
             raise ValueError(
@@ -93,8 +85,10 @@ class Architecture:
             raise ValueError(f"style must be one of {STYLES}, got {self.style!r}")
         if self.style == "llama" and self.bias:
             raise ValueError("style='llama' has no biases: pass bias=False")
-        if self.positions not in POSITIONS:
-            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
+        if self.positions not in ARCHITECTURE_POSITIONS:
+            raise ValueError(
+                f"positions must be one of {ARCHITECTURE_POSITIONS}, got {self.positions!r}"
+            )
 
     @property
     def ffn_width(self) -> int:
@@ -117,8 +111,16 @@ class Architecture:
         return self.kv_heads * self.head_size
 
 
-def architecture_of(config: GPTConfig) -> Architecture:
-    """The `Architecture` of a `gptlib.GPT` built from `config` (notebook 09)."""
+def architecture_of(config: GPTConfig, variant: Variant | None = None) -> Architecture:
+    """The `Architecture` of `build_gpt(config, variant)`: a `gptlib.GPT` (notebook 09), or a
+    lesson variant with other positions or Post-LN blocks (blocks without their LayerNorms or
+    their MLP are not an `Architecture`'s)."""
+    variant = Variant() if variant is None else variant
+    if not (variant.block_norms and variant.mlp):
+        raise ValueError(
+            "an Architecture counts whole blocks, with their LayerNorms and MLP; got "
+            f"block_norms={variant.block_norms}, mlp={variant.mlp}"
+        )
     return Architecture(
         n_layers=config.n_layers,
         d_model=config.d_model,
@@ -128,8 +130,8 @@ def architecture_of(config: GPTConfig) -> Architecture:
         style="gpt",
         bias=config.bias,
         tie_weights=config.tie_weights,
-        positions=config.positions,
-        final_norm=config.norm == "pre",  # Post-LN blocks end in a norm already
+        positions=variant.positions,
+        final_norm=variant.final_norm and variant.norm == "pre",  # Post-LN blocks end in one
         name="gptlib.GPT",
     )
 
@@ -373,7 +375,7 @@ def attention_share(arch: Architecture, contexts: Sequence[int]) -> AttentionSha
     if not contexts:
         raise ValueError("give at least one context length, e.g. [512, 4096]")
     for t in contexts:
-        _check_positive_int("context", t)
+        check_positive_int("context", t)
     two_n = forward_flops_per_token(parameter_counts(arch).total)
     ratios = tuple(
         attention_flops_per_token(arch.n_layers, t, arch.d_model) / two_n for t in contexts
@@ -439,7 +441,7 @@ def training_memory(
         ("grad_bytes", grad_bytes),
         ("optimizer_bytes", optimizer_bytes),
     ):
-        _check_positive_int(name, value)
+        check_positive_int(name, value)
     return TrainingMemory(
         n_params * weight_bytes, n_params * grad_bytes, n_params * optimizer_bytes
     )
@@ -461,7 +463,7 @@ def kv_cache_bytes(
         ("batch", batch),
         ("bytes_per_value", bytes_per_value),
     ):
-        _check_positive_int(name, value)
+        check_positive_int(name, value)
     return 2 * n_layers * context * kv_width * batch * bytes_per_value
 
 
@@ -643,9 +645,8 @@ def time_calls(
 
     Waits for the accelerator to finish (cuda, mps) before reading the clock.
     """
-    _check_positive_int("repeats", repeats)
-    if not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be a non-negative int, got {warmup!r}")
+    check_positive_int("repeats", repeats)
+    check_positive_int("warmup", warmup, minimum=0)
     device = torch.device(device)
     for _ in range(warmup):
         fn()
@@ -670,7 +671,7 @@ def measure_matmul_peak(
     The best run approximates the peak that a large, well-shaped matmul reaches; use it as
     the denominator of MFU on machines without a datasheet figure.
     """
-    _check_positive_int("size", size)
+    check_positive_int("size", size)
     generator = torch.Generator().manual_seed(0)
     a = torch.randn(size, size, generator=generator).to(device=device, dtype=dtype)
     b = torch.randn(size, size, generator=generator).to(device=device, dtype=dtype)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from gptlib._validate import check_positive_int
 from gptlib.model import GPT
 
 
@@ -59,8 +60,7 @@ def compare_cache(
 
     `clock=time.process_time` counts CPU seconds instead of wall seconds (for a shared machine).
     """
-    if not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive int, got {rounds!r}")
+    check_positive_int("rounds", rounds)
     runs: dict[bool, list[float]] = {True: [], False: []}
     outputs: dict[bool, torch.Tensor] = {}
     for _ in range(rounds):

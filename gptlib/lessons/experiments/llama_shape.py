@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib._validate import check_token_ids
-from gptlib.attention import causal_mask, scaled_dot_product_attention
+from gptlib._validate import check_positive_int, check_token_ids
+from gptlib.attention import attention_with_weights, causal_mask
 
 
 class RMSNorm(nn.Module):
@@ -92,7 +92,7 @@ class LlamaAttention(nn.Module):
             .repeat_interleave(group, dim=1)  # [B, h, T, d_h]: one copy per query head
             for proj in (self.k_proj, self.v_proj)
         )
-        out, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(T, device=x.device))
+        out, _ = attention_with_weights(q, k, v, mask=causal_mask(T, device=x.device))
         return self.o_proj(out.transpose(1, 2).reshape(B, T, d))
 
 
@@ -139,8 +139,7 @@ class LlamaShaped(nn.Module):
             ("d_ff", d_ff),
             ("n_kv_heads", n_heads if n_kv_heads is None else n_kv_heads),
         ):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_positive_int(name, value)
         self.vocab_size = vocab_size
         self.embed_tokens = nn.Embedding(vocab_size, d_model)
         self.layers = nn.ModuleList(

@@ -1,9 +1,10 @@
 """The same tiny character model trained with and without the causal mask (notebook 03).
 
 Both runs start from the same weights and see the same batches of `TOY_GRAMMAR` text; the only
-difference is `GPTConfig.causal`. Without the mask, position t can read token t+1, which is
-its own target: the training loss falls below the text's entropy (impossible for an honest
-predictor) while the model, asked to predict from a prefix as in generation, fails.
+difference is the mask (the unmasked run is the lesson variant `Variant(attention="unmasked")`).
+Without the mask, position t can read token t+1, which is its own target: the training loss
+falls below the text's entropy (impossible for an honest predictor) while the model, asked to
+predict from a prefix as in generation, fails.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import torch.nn.functional as F
 
 from gptlib.data.batches import BatchSampler
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar, word_hit_rate
+from gptlib.lessons.experiments.attention_maps import attention_maps
 from gptlib.lessons.experiments.causality import prefix_logits
 from gptlib.lessons.experiments.toy import plain_adam, toy_text_ids, train_losses
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
 
 
@@ -61,7 +64,7 @@ def next_token_attention(model: GPT, idx: torch.Tensor) -> float:
     idx [B, T]. A causal model scores exactly 0 (that key is masked); a model that learned to
     copy its target from the next position scores close to 1.
     """
-    maps = model.attention_maps(idx)  # [L, B, h, T, T]
+    maps = attention_maps(model, idx)  # [L, B, h, T, T]
     ahead = maps.diagonal(offset=1, dim1=-2, dim2=-1)  # [L, B, h, T-1]: weight on key t+1
     return float(ahead.mean(dim=(1, 3)).max())
 
@@ -86,10 +89,9 @@ def train_run(
         n_heads=setup.n_heads,
         n_layers=setup.n_layers,
         max_len=setup.block_size,
-        causal=causal,
     )
     torch.manual_seed(setup.seed)  # the same initial weights for both runs: the mask has none
-    model = GPT(config)
+    model = build_gpt(config, Variant(attention="fused" if causal else "unmasked"))
     if alter is not None:
         alter(model)
     run = plain_adam(

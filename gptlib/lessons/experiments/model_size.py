@@ -33,7 +33,7 @@ class ModelSize:
 def chapter_model_size(vocab_size: int) -> ModelSize:
     """Parameter counts of the chapter's GPT (d=128, h=4, L=4, max_len=256) for a vocabulary."""
     model = GPT(GPTConfig(vocab_size=vocab_size))
-    embeddings = model.tok_emb.weight.numel() + model.pos_emb.table.weight.numel()
+    embeddings = model.tok_emb.weight.numel() + model.pos_emb.weight.numel()
     blocks = sum(p.numel() for p in model.blocks.parameters())
     rest = model.num_parameters() - embeddings - blocks
     return ModelSize(vocab_size, dict(zip(PARTS, (embeddings, blocks, rest), strict=True)))

@@ -16,8 +16,9 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from gptlib._validate import check_features
-from gptlib.attention import CausalSelfAttention, causal_mask, scaled_dot_product_attention
+from gptlib.attention import CausalSelfAttention, attention_with_weights, causal_mask
+from gptlib.lessons.experiments.attention_maps import attention_maps
+from gptlib.lessons.experiments.variants import is_masked
 from gptlib.model import GPT
 
 SplitFn = Callable[[torch.Tensor], torch.Tensor]  # [B, T, d] → [B, h, T, d_h]
@@ -88,12 +89,11 @@ def multi_head_steps(
     The last step's tensor equals `attn(x)`. `split` replaces `attn.split_heads`, to run the
     same layer with a wrong reshape.
     """
-    check_features(x, attn.d_model)
     split = attn.split_heads if split is None else split
     qkv = attn.qkv(x)
     q, k, v = (split(t) for t in qkv.split(attn.d_model, dim=-1))
     scores = q @ k.transpose(-2, -1) / math.sqrt(attn.d_head)
-    if attn.causal:
+    if is_masked(attn):
         scores = scores.masked_fill(~causal_mask(x.shape[1], device=x.device), float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     out = weights @ v
@@ -153,10 +153,9 @@ def multi_head_by_loop(attn: CausalSelfAttention, x: torch.Tensor) -> torch.Tens
     Head i uses rows i·d_h..(i+1)·d_h of each projection; the h outputs [B, T, d_h] are
     concatenated and projected by W_O. x [B, T, d] → [B, T, d], equal to `attn(x)`.
     """
-    check_features(x, attn.d_model)
     d, d_h = attn.d_model, attn.d_head
     W, b = attn.qkv.weight, attn.qkv.bias
-    mask = causal_mask(x.shape[1], device=x.device) if attn.causal else None
+    mask = causal_mask(x.shape[1], device=x.device) if is_masked(attn) else None
     heads = []
     for i in range(attn.n_heads):
         q, k, v = (
@@ -164,7 +163,7 @@ def multi_head_by_loop(attn: CausalSelfAttention, x: torch.Tensor) -> torch.Tens
             + (0 if b is None else b[part * d + i * d_h : part * d + (i + 1) * d_h])
             for part in range(3)
         )
-        heads.append(scaled_dot_product_attention(q, k, v, mask=mask)[0])
+        heads.append(attention_with_weights(q, k, v, mask=mask)[0])
     return attn.proj(torch.cat(heads, dim=-1))
 
 
@@ -267,6 +266,6 @@ def head_patterns(model: GPT, idx: torch.Tensor, layer: int = 0) -> HeadPatterns
     if not 0 <= layer < n_layers:
         raise ValueError(f"layer must be in 0..{n_layers - 1}, got {layer}")
     attn = model.blocks[layer].attn
-    weights = model.attention_maps(idx)[layer, 0]  # [h, T, T]
+    weights = attention_maps(model, idx)[layer, 0]  # [h, T, T]
     n_parameters = sum(p.numel() for p in attn.parameters())
     return HeadPatterns(attn.n_heads, attn.d_head, n_parameters, weights)

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from gptlib.blocks import LayerNorm
 from gptlib.data.batches import BatchSampler
 from gptlib.data.grammar import TOY_GRAMMAR
 from gptlib.hooks import capture_inputs, capture_outputs
 from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.lessons.experiments.toy import plain_adam, toy_text_ids, train_losses
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
 
 # One small model for every experiment of notebook 06; depth is the knob that matters.
@@ -43,7 +43,7 @@ def transformer_init_(model: GPT) -> GPT:
                 nn.init.zeros_(module.bias)
         elif isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, mean=0.0, std=1.0)
-        elif isinstance(module, LayerNorm):
+        elif isinstance(module, nn.LayerNorm):
             nn.init.ones_(module.weight)
             if module.bias is not None:
                 nn.init.zeros_(module.bias)
@@ -64,9 +64,8 @@ def build_model(norm: str, n_layers: int, seed: int = 0) -> GPT:
         n_heads=N_HEADS,
         n_layers=n_layers,
         max_len=BLOCK_SIZE,
-        norm=norm,
     )
-    return transformer_init_(GPT(config))
+    return transformer_init_(build_gpt(config, Variant(norm=norm)))
 
 
 def init_gradient_profile(

@@ -14,9 +14,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gptlib._validate import check_heads, check_positive_int
 from gptlib.blocks import Block
 from gptlib.hooks import capture_inputs, capture_outputs, evaluating
 from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
 
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -35,10 +37,9 @@ def block_parameter_counts(d_model: int, n_heads: int = 4, bias: bool = True) ->
 
     The block is built on the meta device (shapes only, no memory), so any width is cheap.
     """
-    if d_model < 1 or n_heads < 1 or d_model % n_heads:
-        raise ValueError(
-            f"need positive d_model divisible by n_heads, got d_model={d_model}, n_heads={n_heads}"
-        )
+    check_positive_int("d_model", d_model)
+    check_positive_int("n_heads", n_heads)
+    check_heads(d_model, n_heads)
     with torch.device("meta"):
         block = Block(d_model, n_heads, bias=bias)
     return {
@@ -123,11 +124,12 @@ def deep_stack(
     vocab_size: int = 65,
     seed: int = 0,
 ) -> GPT:
-    """A float64 GPT whose blocks keep or drop their skip connections.
+    """A float64 GPT whose blocks keep or drop their skip connections (a lesson variant,
+    `gptlib.lessons.experiments.variants`).
 
-    `layer_norm=False` replaces each block's two LayerNorms by the identity, leaving the
-    residual connection as the only difference between `residual=True` and `False`. The
-    final LayerNorm before the unembedding stays. `init` is one of `INITS`: "gpt2" is gptlib's
+    `layer_norm=False` makes each block's two LayerNorms the identity, leaving the residual
+    connection as the only difference between `residual=True` and `False`. The final
+    LayerNorm before the unembedding stays. `init` is one of `INITS`: "gpt2" is gptlib's
     own (std 0.02, the stream-writing projections shrunk by 1/√(2L)); "lecun" draws every
     weight N(0, 1/fan_in); "variance-preserving" adds `gelu_gain()` after the GELU, so each
     sublayer keeps its input's scale. float64 so that gradients far below float32's smallest
@@ -143,15 +145,10 @@ def deep_stack(
         n_layers=n_layers,
         max_len=block_size,
     )
-    model = GPT(config)
+    model = build_gpt(config, Variant(residual=residual, block_norms=layer_norm))
     if init != "gpt2":
         fan_in_init_(model, gelu_gain() if init == "variance-preserving" else 1.0)
-    model = model.double()
-    for block in model.blocks:
-        block.residual = residual
-        if not layer_norm:
-            block.ln1, block.ln2 = nn.Identity(), nn.Identity()
-    return model
+    return model.double()
 
 
 def mean_token_similarity(h: torch.Tensor) -> torch.Tensor:
@@ -220,11 +217,12 @@ class StreamWrites:
 @torch.no_grad()
 def residual_stream_writes(model: GPT, idx: torch.Tensor) -> StreamWrites:
     """Record every write into the residual stream of a Pre-LN `model` on token ids idx [B, T]."""
-    if model.config.norm != "pre" or not all(block.residual for block in model.blocks):
+    rewired = [i for i, block in enumerate(model.blocks) if type(block) is not Block]
+    if rewired:
         raise ValueError(
-            "residual_stream_writes needs a Pre-LN model with residual connections, got "
-            f"norm={model.config.norm!r}, residual={[b.residual for b in model.blocks]}; "
-            "build it with GPTConfig(norm='pre') and leave Block.residual at True"
+            "residual_stream_writes needs gptlib's own Pre-LN blocks, with their residual "
+            f"connections; blocks {rewired} are rewired lesson variants. Build the model with "
+            "gptlib.GPT(config)"
         )
     names = tuple(
         f"{kind} {i}" for i in range(1, len(model.blocks) + 1) for kind in ("attn", "mlp")

@@ -70,7 +70,10 @@ def next_char_report(
     idx = tokenizer.encode(prompt)[None].to(device)  # [1, T]
     with evaluating(model), torch.no_grad():
         logits, _ = model(idx[:, -model.config.max_len :])
-        probs = next_token_probs(logits[:, -1], temperature, top_k)[0].cpu()  # [V]
+        last = logits[:, -1]  # [1, V]
+        probs = next_token_probs(last, temperature=temperature, top_k=top_k)[0].cpu()  # [V]
         generator = torch.Generator(device=device).manual_seed(seed)
-        out = model.generate(idx, n_sample, temperature, top_k, generator=generator)
+        out = model.generate(
+            idx, n_sample, temperature=temperature, top_k=top_k, generator=generator
+        )
     return NextCharReport(tokenizer.chars, probs, tokenizer.decode(out[0, idx.shape[1] :]))

@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gptlib._validate import check_positive_int
+
 WIDEST_DRAW = 1024  # components drawn once per seed; d_k <= this uses a prefix of them
 
 
@@ -64,8 +66,7 @@ def saturation(
     keys and the softmax of each row is measured. A uniform row has entropy ln(n_keys); a
     one-hot row has entropy 0, max weight 1 and zero gradient.
     """
-    if not isinstance(d_k, int) or d_k < 1:
-        raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
+    check_positive_int("d_k", d_k)
     if n_queries < 2 or n_keys < 2:
         raise ValueError(
             f"need n_queries >= 2 and n_keys >= 2 to measure a spread, got "
@@ -265,8 +266,7 @@ def train_retrieval(
     The head's weights come from `seed` and the batches from `seed + 1` alone, so a scaled and
     an unscaled run of the same d_k start from the same weights and see the same batches.
     """
-    if not isinstance(d_k, int) or d_k < 1:
-        raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
+    check_positive_int("d_k", d_k)
     if steps < 25:
         raise ValueError(f"steps must be at least 25 (losses are averaged over 25), got {steps}")
     if batch_size < 1:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from gptlib.data.tokenizer import CharTokenizer
+from gptlib.lessons.experiments.attention_maps import attention_maps
 from gptlib.model import GPT
 
 
@@ -107,5 +108,5 @@ def attention_summaries(
                 f"layer={layer}, head={head}"
             )
     idx = tokenizer.encode(text)[None].to(next(model.parameters()).device)
-    maps = model.attention_maps(idx)[:, 0].cpu()  # [L, h, T, T]
+    maps = attention_maps(model, idx)[:, 0].cpu()  # [L, h, T, T]
     return [AttentionSummary(i, j, maps[i, j], text) for i in layers for j in heads]

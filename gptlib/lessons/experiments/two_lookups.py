@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from gptlib.lessons.experiments.attention_maps import attention_maps
+from gptlib.lessons.experiments.variants import Variant, build_gpt, positions_of
 from gptlib.model import GPT, GPTConfig
 from gptlib.train import TrainConfig, make_optimizer
 
@@ -136,7 +138,7 @@ def train_heads(
     seed: int = 0,
     positions: str = "learned",
 ) -> GPT:
-    """A one-layer GPT of width d_model with n_heads heads (and `positions` as in GPTConfig),
+    """A one-layer GPT of width d_model with n_heads heads (and `positions` as in `Variant`),
     trained on fresh batches of `task` with AdamW at a constant `lr` (no weight decay)."""
     torch.manual_seed(seed)
     config = GPTConfig(
@@ -145,9 +147,8 @@ def train_heads(
         n_heads=n_heads,
         n_layers=1,
         max_len=task.length,
-        positions=positions,
     )
-    model = GPT(config)
+    model = build_gpt(config, Variant(positions=positions))
     train = TrainConfig(lr=lr, min_lr=lr, warmup_steps=0, weight_decay=0.0, grad_clip=0.0)
     optimizer = make_optimizer(model, train)
     generator = torch.Generator().manual_seed(seed)
@@ -166,12 +167,12 @@ def evaluate_heads(model: GPT, task: TwoLookups, batch: TaskBatch) -> HeadsRun:
     logits, _ = model(batch.x)
     has_answer = batch.y != IGNORE
     right = logits.argmax(-1) == batch.y
-    maps = model.attention_maps(batch.x)[0]  # [B, h, T, T] (one layer)
+    maps = attention_maps(model, batch.x)[0]  # [B, h, T, T] (one layer)
     dots = has_answer & (batch.x == 2 * task.n_symbols)  # [B, T]: both must be looked up
     letter_w, digit_w = (_weight_on(maps, at)[dots] for at in (batch.letter_at, batch.digit_at))
     return HeadsRun(
         n_heads=model.config.n_heads,
-        positions=model.config.positions,
+        positions=positions_of(model),
         loss=loss_on(model, batch).item(),
         accuracy=right[has_answer].float().mean().item(),
         letter_weight=letter_w.mean(0).max().item(),

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from gptlib._validate import check_positive_int
 from gptlib.data.corpora import tiny_shakespeare
 from gptlib.data.grammar import TOY_GRAMMAR
 from gptlib.data.tokenizer import CharTokenizer
@@ -46,8 +47,7 @@ def time_redraws(
     """Per setting (control attribute name → value), the median seconds of each stage of a
     redraw (`compute`, `draw`, the PNG), of the whole redraw ("total"), and its CPU time
     ("cpu"): {"compute": [one per setting], ..., "total": [...], "cpu": [...]}."""
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a positive int, got {repeats!r}")
+    check_positive_int("repeats", repeats)
     if not settings:
         raise ValueError("give at least one setting, e.g. [{'d_k': 64}]")
     medians: dict[str, list[float]] = {name: [] for name in (*STAGES, "total", "cpu")}

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gptlib.attention import causal_mask, scaled_dot_product_attention
+from gptlib.attention import attention_with_weights, causal_mask
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
 
 
@@ -27,7 +27,7 @@ def test_attention_reference_is_torch_sdpa_and_gptlib():
         attn_mask = mask[0] if mask else None
         masks_seen.append(attn_mask)
         torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask))
-        ours_out, ours_weights = scaled_dot_product_attention(q, k, v, attn_mask)
+        ours_out, ours_weights = attention_with_weights(q, k, v, mask=attn_mask)
         torch.testing.assert_close(weights, ours_weights)
     # no mask; the causal mask; a mask that is not causal, every query seeing at least one key
     assert masks_seen[0] is None

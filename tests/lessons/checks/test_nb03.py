@@ -9,9 +9,17 @@ from gptlib import causal_mask
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
 
 
-def test_mask_reference_is_gptlibs():
+def test_mask_reference_allows_exactly_the_keys_at_or_before_each_query():
+    """Against the definition (key j ≤ query i), not against gptlib's causal_mask, which the
+    reference calls."""
+    assert REGISTRY["causal-mask"].reference(3).tolist() == [
+        [True, False, False],
+        [True, True, False],
+        [True, True, True],
+    ]
     for (T,) in REGISTRY["causal-mask"].inputs():
-        assert torch.equal(REGISTRY["causal-mask"].reference(T), causal_mask(T))
+        i, j = torch.meshgrid(torch.arange(T), torch.arange(T), indexing="ij")
+        assert torch.equal(REGISTRY["causal-mask"].reference(T), j <= i)
 
 
 def test_a_float_mask_is_refused_with_its_dtype():
@@ -34,13 +42,13 @@ def test_other_right_masks_pass(answer):
     verify("causal-mask", answer)
 
 
-def test_attention_weights_reference_matches_scaled_dot_product_attention():
-    from gptlib import scaled_dot_product_attention
+def test_attention_weights_reference_matches_gptlibs_attention():
+    from gptlib import attention_with_weights
 
     for (scores,) in REGISTRY["causal-attention-weights"].inputs():
         T = scores.shape[-1]
         # q = scores, k = identity·√T reproduces the scores inside gptlib's attention.
-        _, weights = scaled_dot_product_attention(
+        _, weights = attention_with_weights(
             scores, torch.eye(T) * T**0.5, torch.eye(T), mask=causal_mask(T)
         )
         torch.testing.assert_close(REGISTRY["causal-attention-weights"].reference(scores), weights)

@@ -7,12 +7,13 @@ import torch.nn.functional as F
 
 from gptlib import Block
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
+from gptlib.lessons.experiments.variants import RewiredBlock
 
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
-def test_block_reference_equals_gptlib_block(norm):
+def test_block_reference_equals_gptlibs_block_and_its_post_ln_variant(norm):
     torch.manual_seed(0)
-    block = Block(16, 4, norm=norm)
+    block = RewiredBlock(Block(16, 4), norm=norm)
     x = torch.randn(2, 5, 16)
     reference = REGISTRY["block_forward"].reference
     got = reference(x, block.ln1, block.attn, block.ln2, block.mlp, norm)
@@ -36,16 +37,11 @@ def test_a_block_that_ignores_norm_is_named_by_the_placement_it_gets_wrong():
         verify("block_forward", always_pre)
 
 
-class GptlibBlock(Block):
-    """A correct answer that borrows gptlib's Block and hands it the given pieces."""
-
-    def __init__(self, pieces, norm):
-        super().__init__(16, 4, norm=norm)
-        self.ln1, self.attn, self.ln2, self.mlp = pieces
-
-
 def _through_gptlib_block(x, ln1, attn, ln2, mlp, norm):
-    return GptlibBlock((ln1, attn, ln2, mlp), norm)(x)
+    """A correct answer that borrows gptlib's Block (rewired Post-LN when asked), given pieces."""
+    block = Block(16, 4)
+    block.ln1, block.attn, block.ln2, block.mlp = ln1, attn, ln2, mlp
+    return RewiredBlock(block, norm=norm)(x)
 
 
 def _in_place(x, ln1, attn, ln2, mlp, norm):

@@ -12,60 +12,18 @@ from gptlib.data import train_val_split
 from gptlib.lessons.experiments.ablation import (
     LADDER,
     LadderResult,
-    RungBlock,
     RungResult,
     bigram_cross_entropy,
     build_rung,
     train_ladder,
 )
 from gptlib.lessons.experiments.toy import toy_text_ids
+from gptlib.lessons.experiments.variants import NoPositions, RewiredBlock
 from gptlib.lessons.widgets.explorer import check_lines
 from gptlib.train import TrainConfig
 
 RUNGS = {r.name: r for r in LADDER}
 V, D = 11, 16
-
-
-def _block() -> Block:
-    torch.manual_seed(0)
-    block = Block(D, n_heads=2)
-    with torch.no_grad():  # non-trivial norms, so that leaving them out shows
-        for ln in (block.ln1, block.ln2):
-            ln.weight.uniform_(0.5, 1.5)
-            ln.bias.normal_()
-    return block.eval()
-
-
-def test_a_rung_block_with_every_piece_is_the_pre_ln_block():
-    block, x = _block(), torch.randn(2, 5, D)
-    rung = RungBlock(block, mlp=True, residual=True, layer_norm=True)
-    torch.testing.assert_close(rung(x), block(x), rtol=0, atol=0)
-
-
-def test_a_bare_rung_block_is_attention_alone():
-    block, x = _block(), torch.randn(2, 5, D)
-    torch.testing.assert_close(
-        RungBlock(block, mlp=False, residual=False, layer_norm=False)(x), block.attn(x)
-    )
-
-
-def test_without_residuals_each_sublayer_replaces_x():
-    block, x = _block(), torch.randn(2, 5, D)
-    by_hand = block.mlp(block.ln2(block.attn(block.ln1(x))))
-    rung = RungBlock(block, mlp=True, residual=False, layer_norm=True)
-    torch.testing.assert_close(rung(x), by_hand)
-
-
-def test_residuals_without_norms():
-    block, x = _block(), torch.randn(2, 5, D)
-    h = x + block.attn(x)
-    rung = RungBlock(block, mlp=True, residual=True, layer_norm=False)
-    torch.testing.assert_close(rung(x), h + block.mlp(h))
-
-
-def test_rung_block_refuses_a_post_ln_block():
-    with pytest.raises(ValueError, match="Pre-LN"):
-        RungBlock(Block(D, 2, norm="post"), mlp=True, residual=True, layer_norm=True)
 
 
 def test_the_bigram_rung_reads_only_the_current_token():
@@ -86,6 +44,7 @@ def test_each_rung_has_the_pieces_its_name_says():
     assert (one.config.n_heads, several.config.n_heads) == (1, 4)
     assert one.num_parameters() == several.num_parameters()  # the same width, split 4 ways
     for name in ("+ attention, 1 head", "+ several heads"):
+        assert all(isinstance(b, RewiredBlock) for b in build(name).blocks)
         assert all(b.mlp is None and not b.residual for b in build(name).blocks)
     mlp, residuals = build("+ MLP"), build("+ residuals")
     assert all(b.mlp is not None and not b.residual for b in mlp.blocks)
@@ -93,7 +52,8 @@ def test_each_rung_has_the_pieces_its_name_says():
     assert isinstance(residuals.ln_f, torch.nn.Identity)
     full, no_positions = build("+ LayerNorm (full)"), build("full, no positions")
     assert all(type(b) is Block for b in full.blocks)
-    assert full.config.positions == "learned" and no_positions.config.positions == "none"
+    assert isinstance(full.pos_emb, torch.nn.Embedding)
+    assert isinstance(no_positions.pos_emb, NoPositions)
     assert full.num_parameters() - no_positions.num_parameters() == 8 * D  # the position table
 
 
@@ -102,7 +62,15 @@ def test_the_full_rung_is_gptlib_s_model_with_the_same_weights():
     torch.manual_seed(0)
     reference = GPT(config, embedding_std=1.0)
     torch.manual_seed(0)
-    rung = build_rung(RUNGS["+ LayerNorm (full)"], V, D, 2, 4, 8, embedding_std=1.0)
+    rung = build_rung(
+        RUNGS["+ LayerNorm (full)"],
+        V,
+        d_model=D,
+        n_layers=2,
+        n_heads=4,
+        max_len=8,
+        embedding_std=1.0,
+    )
     idx = torch.randint(V, (2, 8))
     torch.testing.assert_close(rung(idx)[0], reference(idx)[0], rtol=0, atol=0)
 

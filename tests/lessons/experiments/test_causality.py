@@ -13,6 +13,7 @@ from gptlib.lessons.experiments.causality import (
     replace_token,
     with_causal,
 )
+from gptlib.lessons.experiments.variants import is_masked
 
 
 @pytest.fixture
@@ -79,8 +80,9 @@ def test_changed_positions_threshold():
 
 def test_with_causal_keeps_weights_and_flips_only_the_mask(model):
     twin = with_causal(model, False)
-    assert not twin.config.causal and model.config.causal
-    assert twin.config.d_model == model.config.d_model
+    assert not any(is_masked(b.attn) for b in twin.blocks)
+    assert all(is_masked(b.attn) for b in model.blocks)
+    assert twin.config == model.config
     for (name, a), (_, b) in zip(
         model.state_dict().items(), twin.state_dict().items(), strict=True
     ):
@@ -95,7 +97,8 @@ def test_prefix_logits_rejects_bad_shapes(model):
 
 def test_twins_share_weights_and_differ_in_the_mask(model):
     twins = mask_twins(model.train())
-    assert twins[True].config.causal and not twins[False].config.causal
+    assert all(is_masked(b.attn) for b in twins[True].blocks)
+    assert not any(is_masked(b.attn) for b in twins[False].blocks)
     assert not twins[True].training and not twins[False].training
     torch.testing.assert_close(twins[True].lm_head.weight, twins[False].lm_head.weight)
 

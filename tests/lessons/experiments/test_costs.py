@@ -35,6 +35,7 @@ from gptlib.lessons.experiments.costs import (
     training_memory,
 )
 from gptlib.lessons.experiments.llama_shape import LlamaShaped, RMSNorm, SwiGLU
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 
 LLAMA = PRESETS["Llama 2 7B"]
 LLAMA_N = 6_738_415_616
@@ -120,21 +121,25 @@ def test_gpt3_training_flops_match_the_papers_3_14e23():
 
 # Formulas against real modules --------------------------------------------------------------
 
-GPT_CONFIGS = [
-    GPTConfig(vocab_size=65),
-    GPTConfig(vocab_size=65, d_model=96, n_heads=3, n_layers=2, max_len=32, bias=False),
-    GPTConfig(vocab_size=100, d_model=64, n_heads=2, n_layers=3, tie_weights=True),
-    GPTConfig(vocab_size=50, d_model=64, n_heads=4, n_layers=2, positions="none"),
-    GPTConfig(vocab_size=50, d_model=64, n_heads=4, n_layers=2, positions="sinusoidal"),
-    GPTConfig(vocab_size=50, d_model=64, n_heads=4, n_layers=5, norm="post"),
-    GPTConfig(vocab_size=70, d_model=32, n_heads=4, n_layers=1, bias=False, tie_weights=True),
-]
+SMALL = dict(vocab_size=50, d_model=64, n_heads=4, n_layers=2)
+GPT_CONFIGS = [  # gptlib.GPT, and the lesson variants an Architecture describes
+    (GPTConfig(vocab_size=65), Variant()),
+    (GPTConfig(vocab_size=65, d_model=96, n_heads=3, n_layers=2, max_len=32, bias=False),
+     Variant()),
+    (GPTConfig(vocab_size=100, d_model=64, n_heads=2, n_layers=3, tie_weights=True), Variant()),
+    (GPTConfig(**SMALL), Variant(positions="none")),
+    (GPTConfig(**SMALL), Variant(positions="sinusoidal")),
+    (GPTConfig(**{**SMALL, "n_layers": 5}), Variant(norm="post")),
+    (GPTConfig(**SMALL), Variant(final_norm=False)),
+    (GPTConfig(vocab_size=70, d_model=32, n_heads=4, n_layers=1, bias=False, tie_weights=True),
+     Variant()),
+]  # fmt: skip
 
 
-@pytest.mark.parametrize("config", GPT_CONFIGS, ids=lambda c: f"{c}")
-def test_gpt_formula_equals_gptlib_gpt_exactly(config):
-    model = GPT(config)
-    p = parameter_counts(architecture_of(config))
+@pytest.mark.parametrize(("config", "variant"), GPT_CONFIGS, ids=lambda c: f"{c}")
+def test_gpt_formula_equals_gptlib_gpt_exactly(config, variant):
+    model = build_gpt(config, variant)
+    p = parameter_counts(architecture_of(config, variant))
     assert model.num_parameters() == p.total
     blocks = numel(model, lambda n: n.startswith("blocks.") and "ln" not in n)
     assert blocks == p.layers
@@ -290,14 +295,14 @@ def test_architecture_validation():
 # FLOPs against torch's FLOP counter ---------------------------------------------------------
 
 
-def _gpt(attn_impl: str) -> tuple[GPT, torch.Tensor]:
+def _gpt(attention: str) -> tuple[GPT, torch.Tensor]:
     torch.manual_seed(0)
-    config = GPTConfig(vocab_size=65, max_len=64, attn_impl=attn_impl)
-    return GPT(config), torch.randint(0, 65, (3, 64))
+    config = GPTConfig(vocab_size=65, max_len=64)
+    return build_gpt(config, Variant(attention=attention)), torch.randint(0, 65, (3, 64))
 
 
 def test_forward_flops_counted_by_torch_equal_2_matmul_weights_plus_attention():
-    model, idx = _gpt("explicit")
+    model, idx = _gpt("written-out")
     B, T = idx.shape
     p = parameter_counts(architecture_of(model.config))
     counted, by_op = count_flops(lambda: model(idx))
@@ -310,7 +315,7 @@ def test_forward_flops_counted_by_torch_equal_2_matmul_weights_plus_attention():
 
 
 def test_forward_plus_backward_is_three_forwards_6n():
-    model, idx = _gpt("explicit")
+    model, idx = _gpt("written-out")
     B, T = idx.shape
     p = parameter_counts(architecture_of(model.config))
     forward, _ = count_flops(lambda: model(idx))
@@ -320,7 +325,7 @@ def test_forward_plus_backward_is_three_forwards_6n():
 
 
 def test_sdpa_attention_is_invisible_to_the_counter_on_cpu():
-    model, idx = _gpt("sdpa")
+    model, idx = _gpt("fused")
     B, T = idx.shape
     p = parameter_counts(architecture_of(model.config))
     counted, by_op = count_flops(lambda: model(idx))
@@ -366,7 +371,7 @@ def test_llama_shaped_is_causal_and_rmsnorm_matches_torch():
 
 
 def test_training_memory_equals_real_adamw_state():
-    model, idx = _gpt("sdpa")
+    model, idx = _gpt("fused")
     n = model.num_parameters()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model(idx, idx)[1].backward()
@@ -388,7 +393,9 @@ def test_training_memory_equals_real_adamw_state():
 def test_kv_cache_bytes_equal_gptlib_kvcache():
     L, T, d, h, B = 32, 4096, 4096, 32, 2
     with torch.device("meta"):
-        caches = [KVCache.empty(B, h, T, d // h, torch.device("meta"), torch.float16)]
+        caches = [
+            KVCache.empty((B, h, T, d // h), device=torch.device("meta"), dtype=torch.float16)
+        ]
     per_layer = sum(t.nbytes for t in (caches[0].k, caches[0].v))
     assert L * per_layer == kv_cache_bytes(L, T, d, batch=B, bytes_per_value=2)
     assert kv_cache_bytes(32, 4096, 4096) == 2 * 2**30  # 2 GiB a sequence for Llama 2 7B
@@ -487,3 +494,8 @@ def test_block_exercise_reference_is_the_per_layer_formula():
         per_layer_norms = 4 * d
         assert reference(d) == p.attention_per_layer + p.ffn_per_layer + per_layer_norms
         assert reference(d) == 12 * d * d + 13 * d
+
+
+def test_an_architecture_counts_whole_blocks_only():
+    with pytest.raises(ValueError, match="counts whole blocks.*block_norms=False, mlp=True"):
+        architecture_of(GPTConfig(vocab_size=10), Variant(block_norms=False))

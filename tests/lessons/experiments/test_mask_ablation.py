@@ -46,18 +46,16 @@ def test_without_the_mask_the_loss_beats_the_entropy_floor_and_prediction_fails(
     assert 0.0 <= unmasked.word_hit_rate < masked.word_hit_rate <= 1.0
 
 
-def test_next_token_attention_is_zero_with_the_mask_and_one_for_a_copier():
+def test_next_token_attention_is_zero_with_the_mask_and_one_for_a_copier(monkeypatch):
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=5, d_model=8, n_heads=2, n_layers=1, max_len=6)).eval()
     idx = torch.randint(0, 5, (2, 6))
     assert next_token_attention(model, idx) == 0.0
-    copier = GPT(GPTConfig(vocab_size=5, d_model=8, n_heads=2, n_layers=1, max_len=6, causal=False))
-    copier.eval()
     maps = torch.zeros(1, 2, 2, 6, 6)
     maps[..., torch.arange(5), torch.arange(1, 6)] = 1.0  # head attends to t+1 ...
     maps[..., 5, 5] = 1.0  # ... and the last query to itself
-    copier.attention_maps = lambda idx: maps
-    assert next_token_attention(copier, idx) == 1.0
+    monkeypatch.setattr(mask_ablation, "attention_maps", lambda model, idx: maps)
+    assert next_token_attention(model, idx) == 1.0
 
 
 def test_both_runs_start_from_the_same_weights_and_batches(monkeypatch):

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from gptlib import GPT, CausalSelfAttention, GPTConfig, causal_mask
-from gptlib.hooks import attention_weights
+from gptlib.lessons.experiments.attention_maps import attention_maps, attention_weights
 from gptlib.lessons.experiments.multihead import (
     HeadPatterns,
     changed_slots,
@@ -23,6 +23,7 @@ from gptlib.lessons.experiments.multihead import (
     split_heads_without_transpose,
     to_torch_multihead,
 )
+from gptlib.lessons.experiments.variants import UnmaskedAttention
 
 
 @pytest.fixture
@@ -44,14 +45,11 @@ def test_steps_have_the_chapter_shapes_and_end_at_the_layer_output(attn, x):
     assert [tuple(s.tensor.shape) for s in steps] == expected
     assert [s.shape_of_symbols(sizes) for s in steps] == expected
     torch.testing.assert_close(steps[-1].tensor, attn(x))
-    weights = steps[4].tensor
-    with attention_weights(attn) as recorded:
-        attn(x)
-    torch.testing.assert_close(weights, recorded[0])
+    torch.testing.assert_close(steps[4].tensor, attention_weights(attn, x))
 
 
 def test_steps_follow_the_mask_switch(attn, x):
-    unmasked = CausalSelfAttention(16, 4, causal=False)
+    unmasked = UnmaskedAttention(16, 4)
     unmasked.load_state_dict(attn.state_dict())
     torch.testing.assert_close(multi_head_steps(unmasked, x)[-1].tensor, unmasked(x))
 
@@ -175,11 +173,8 @@ def test_torch_multihead_with_copied_weights_is_the_same_layer(bias, x):
     mha = to_torch_multihead(attn)
     assert isinstance(mha, nn.MultiheadAttention) and mha.batch_first
     y, w = mha(x, x, x, attn_mask=~causal_mask(8), average_attn_weights=False)
-    with attention_weights(attn) as recorded:
-        ours = attn(x)
-    our_weights = recorded[0]
-    torch.testing.assert_close(y, ours)
-    torch.testing.assert_close(w, our_weights)
+    torch.testing.assert_close(y, attn(x))
+    torch.testing.assert_close(w, attention_weights(attn, x))
     assert sum(p.numel() for p in mha.parameters()) == sum(p.numel() for p in attn.parameters())
 
 
@@ -200,7 +195,7 @@ def test_head_patterns_are_causal_distributions_with_a_fixed_parameter_count(h):
     assert result.weights.shape == (h, 6, 6)
     torch.testing.assert_close(result.weights.sum(-1), torch.ones(h, 6))
     assert (result.weights.triu(1) == 0).all()
-    torch.testing.assert_close(result.weights, model.attention_maps(IDX)[1, 0])
+    torch.testing.assert_close(result.weights, attention_maps(model, IDX)[1, 0])
     assert result.title() == f"{h} head(s) of width {16 // h}: 1,088 attention parameters"
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from gptlib.blocks import LayerNorm
+from gptlib.blocks import Block
 from gptlib.data.batches import BatchSampler
 from gptlib.lessons.experiments import norm_placement as npl
 from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
@@ -30,13 +30,17 @@ def test_transformer_init_is_xavier_with_unit_embeddings():
             assert module.bias is None or torch.all(module.bias == 0)
         elif isinstance(module, nn.Embedding):
             assert module.weight.std().item() == pytest.approx(1.0, rel=0.1)
-        elif isinstance(module, LayerNorm):
+        elif isinstance(module, nn.LayerNorm):
             assert torch.all(module.weight == 1) and torch.all(module.bias == 0)
 
 
 def test_build_model_uses_the_requested_placement_and_is_seeded():
     a, b = npl.build_model("pre", 3, seed=1), npl.build_model("pre", 3, seed=1)
-    assert a.config.norm == "pre" and a.config.n_layers == 3 and a.config.d_model == npl.D_MODEL
+    assert all(type(block) is Block for block in a.blocks)  # gptlib's own Pre-LN blocks
+    assert a.config.n_layers == 3 and a.config.d_model == npl.D_MODEL
+    post = npl.build_model("post", 3, seed=1)
+    assert all(block.norm == "post" for block in post.blocks)
+    assert isinstance(post.ln_f, nn.Identity)  # Post-LN blocks end in their own norm
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
 
 

@@ -71,7 +71,7 @@ def test_lines_name_the_numbers():
     ("call", "match"),
     [
         (lambda: position_summary(1, 8), "at least T=2"),
-        (lambda: position_summary(8, 7), "even d"),
+        (lambda: position_summary(8, 7), "d must be even"),
         (lambda: sinusoidal_wavelengths(3), "d must be even"),
         (lambda: cosine_similarity_matrix(torch.ones(2, 3, 4)), r"\[T, d\]"),
     ],

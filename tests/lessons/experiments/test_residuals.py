@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from gptlib import GPT, Block, GPTConfig
 from gptlib.lessons.experiments import residuals
+from gptlib.lessons.experiments.variants import Variant, build_gpt
 
 
 @pytest.mark.parametrize("d", [8, 64, 768])
@@ -126,7 +127,7 @@ def test_stream_norms_are_the_mean_token_size_after_each_block():
     generator = torch.Generator().manual_seed(0)
     idx = torch.randint(0, model.config.vocab_size, (2, 4), generator=generator)
     with torch.no_grad():
-        x = model.tok_emb(idx) + model.pos_emb(0, 4, idx.device)
+        x = model.tok_emb(idx) + model.pos_emb.weight[:4]
         sizes = []
         for block in model.blocks:
             x = block(x)
@@ -159,7 +160,8 @@ def test_mean_token_similarity_extremes():
 
 def _small_gpt(norm="pre"):
     torch.manual_seed(0)
-    return GPT(GPTConfig(vocab_size=13, d_model=16, n_heads=2, n_layers=2, max_len=8, norm=norm))
+    config = GPTConfig(vocab_size=13, d_model=16, n_heads=2, n_layers=2, max_len=8)
+    return build_gpt(config, Variant(norm=norm))
 
 
 def test_stream_writes_match_a_hand_run_of_the_blocks():
@@ -167,7 +169,7 @@ def test_stream_writes_match_a_hand_run_of_the_blocks():
     idx = torch.randint(0, 13, (2, 8), generator=torch.Generator().manual_seed(0))
     writes = residuals.residual_stream_writes(model, idx)
     with torch.no_grad():
-        x = model.tok_emb(idx) + model.pos_emb(0, 8, idx.device)
+        x = model.tok_emb(idx) + model.pos_emb.weight[:8]
         expected, before = [], []
         for block in model.blocks:
             a = block.attn(block.ln1(x))
@@ -188,7 +190,7 @@ def test_stream_writes_match_a_hand_run_of_the_blocks():
 
 
 def test_stream_writes_need_pre_ln():
-    with pytest.raises(ValueError, match="Pre-LN"):
+    with pytest.raises(ValueError, match=r"gptlib's own Pre-LN blocks.*blocks \[0, 1\] are"):
         residuals.residual_stream_writes(_small_gpt("post"), torch.zeros(1, 4, dtype=torch.long))
 
 

@@ -53,7 +53,9 @@ def test_sample_is_seeded_and_is_what_generate_writes(model):
     b = next_char_report(model, TOKENIZER, "So long", 0.9, 10, n_sample=30, seed=4)
     assert a.sample == b.sample and len(a.sample) == 30
     idx = TOKENIZER.encode("So long")[None]
-    out = model.generate(idx, 30, 0.9, 10, generator=torch.Generator().manual_seed(4))
+    out = model.generate(
+        idx, 30, temperature=0.9, top_k=10, generator=torch.Generator().manual_seed(4)
+    )
     assert a.sample == TOKENIZER.decode(out[0, 7:])
 
 

@@ -106,8 +106,8 @@ def test_lines_name_the_numbers():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"d_k": 0}, "d_k must be a positive integer"),
-        ({"d_k": 2.0}, "d_k must be a positive integer"),
+        ({"d_k": 0}, "d_k must be a positive int"),
+        ({"d_k": 2.0}, "d_k must be a positive int"),
         ({"d_k": 4, "n_keys": 1}, "n_keys >= 2"),
     ],
 )
@@ -198,7 +198,7 @@ def test_run_records_and_validation():
     assert run.lines()[0] == "d_k = 8" and run.lines()[-2].endswith(" nats")
     with pytest.raises(ValueError, match="start < stop"):
         run.mean_loss(20, 40)
-    with pytest.raises(ValueError, match="d_k must be a positive integer"):
+    with pytest.raises(ValueError, match="d_k must be a positive int"):
         train_retrieval(0, True)
     with pytest.raises(ValueError, match="at least 25"):
         train_retrieval(8, True, steps=10)

@@ -5,6 +5,7 @@ import torch
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import SONNETS, CharTokenizer
+from gptlib.lessons.experiments.attention_maps import attention_maps
 from gptlib.lessons.experiments.trained_attention import (
     AttentionSummary,
     attention_summaries,
@@ -62,7 +63,7 @@ def test_summaries_come_from_the_model_s_maps():
     seed_everything(0)
     model = GPT(GPTConfig(vocab_size=TOKENIZER.vocab_size, d_model=32, n_heads=4, n_layers=2))
     text = "Rough winds do shake"
-    maps = model.attention_maps(TOKENIZER.encode(text)[None])
+    maps = attention_maps(model, TOKENIZER.encode(text)[None])
     summary = attention_summary(model, TOKENIZER, text, layer=1, head=3)
     assert torch.equal(summary.weights, maps[1, 0, 3])
     everything = attention_summaries(model, TOKENIZER, text)
