@@ -87,7 +87,7 @@ class ChapterGPT(nn.Module):
 def notebook_07_gpt() -> type:
     """The GPT class notebook 07's solution cells define (with their attention, MLP, Block)."""
     cells = json.loads(NOTEBOOK_07.read_text(encoding="utf-8"))["cells"]
-    namespace = {"math": math, "torch": torch, "nn": nn, "F": zF}
+    namespace = {"math": math, "torch": torch, "nn": nn, "F": F}
     for cell in cells:
         source = "".join(cell["source"])
         if cell["cell_type"] == "code" and source.startswith("class "):

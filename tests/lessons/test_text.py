@@ -18,7 +18,7 @@ SOURCES = sorted(
 )
 # A float format spec inside braces, e.g. {x:z.3f}, {x:>z8.2e}, {x:z,.0f}, {x:+z.3f}; group "z".
 FLOAT_SPEC = re.compile(
-    r"(?<=[^:\[(\s]):(?:[^{}<>=^\s]?[<>=^])?[+\- ]?(?P<z>z?)#?0?\d*[,_]?(?:\.\d+)?[eEfFgG%]\}"
+    r"(?<=[^:\[(\s]):(?:[^{}<>=^\s]?[<>=^])?[+\-]?(?P<z>z?)#?0?\d*[,_]?(?:\.\d+)?[eEfFgG%]\}"
 )
 NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0(?:\.0+)?(?![\d.])")
 
