@@ -9,7 +9,7 @@ exercise checks and answers; it imports the model, never the other way round.
 
 from gptlib.attention import CausalSelfAttention, KVCache, causal_mask, scaled_dot_product_attention
 from gptlib.blocks import MLP, Block, LayerNorm, layer_norm
-from gptlib.device import pick_device, seed_everything
+from gptlib.device import describe_device, pick_device, seed_everything
 from gptlib.embeddings import PositionalEmbedding, sinusoidal_positions
 from gptlib.hooks import attention_weights, capture_inputs, capture_outputs, evaluating
 from gptlib.model import GPT, GPTConfig
@@ -30,6 +30,7 @@ __all__ = [
     "capture_inputs",
     "capture_outputs",
     "causal_mask",
+    "describe_device",
     "evaluating",
     "layer_norm",
     "next_token_probs",

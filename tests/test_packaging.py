@@ -1,15 +1,10 @@
 """environment.yml (conda) and pyproject.toml (pip) must ask for the same packages and bounds."""
 
 import re
-import sys
+import tomllib
 from pathlib import Path
 
 import yaml
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 CONDA_NAMES = {"torch": "pytorch-cpu"}  # pip name → conda-forge name where they differ
