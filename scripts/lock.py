@@ -57,12 +57,13 @@ def freeze(requirements: list[str], workdir: Path) -> list[str]:
     python = str(env_dir / "bin" / "python")
     subprocess.run([python, "-m", "pip", "install", "--quiet", *requirements], check=True)
     frozen = subprocess.run(
-        [python, "-m", "pip", "freeze", "--exclude-editable"],
+        [python, "-m", "pip", "freeze", "--all", "--exclude-editable"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    lines = [line for line in frozen.splitlines() if line.strip()]
+    # --all keeps setuptools and wheel, which tools need at run time; pip is the installer
+    lines = [line for line in frozen.splitlines() if line.strip() and _name(line) != "pip"]
     lines.sort(key=lambda line: _name(line).lower().replace("_", "-"))
     pulled_in = [line for line in lines if NOT_LOCKED.fullmatch(_name(line))]
     if pulled_in:
