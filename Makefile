@@ -2,16 +2,20 @@
 #   make lab    set up .venv and open the notebooks in JupyterLab
 #   make test   set up .venv and run the whole test suite (unit tests, every notebook under
 #               strict nbval, the classroom pipeline and, where Chromium is installed, the UI)
-# Also: make notebooks (re-execute all notebooks in place), make lint, make bench,
-#       make site (the course website in book/_build/html; see README.md).
+# Also: make check (ruff and the fast unit tests: no notebook, site, browser or classroom run),
+#       make notebooks (re-execute all notebooks in place), make lint, make bench,
+#       make site (the course website in book/_build/html; see README.md),
+#       make lock (refresh constraints.txt, the exact versions of the test and site tools).
 
 PYTHON ?= python3
 VENV ?= .venv
 # The torch requirement for the venv. On Linux a plain `torch` is a multi-GB CUDA build; for a
 # CPU-only laptop, `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` fetches the CPU
-# build instead. CI pins the CPU build that lies on its machines' disk.
-TORCH ?= torch>=2.2
+# build instead. CI pins the CPU build that lies on its machines' disk. torch is not in LOCK.
+TORCH ?= torch>=2.4
 TORCH_INDEX ?=
+# Every other package of the venv is installed at the exact version this file names.
+LOCK := constraints.txt
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SITE_STAMP := $(VENV)/.installed-site
@@ -27,19 +31,21 @@ REPO_URL ?=
 REPO_REF ?=
 FORMATTED := gptlib tests scripts benchmarks book
 
-.PHONY: setup lab test notebooks lint bench site
+.PHONY: setup lab test check notebooks lint bench site lock
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+# torch first, from its own index if asked; then everything else pinned by $(LOCK), which also
+# moves what torch pulled in (jinja2, typing-extensions) to the pinned versions.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[test]"
 	touch $(STAMP)
 
 # Jupyter Book 1 and an offline MathJax, beside the test tools (tests/test_site.py builds it).
 $(SITE_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[test,site]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[test,site]"
 	touch $(SITE_STAMP)
 
 lab: setup
@@ -52,6 +58,13 @@ test: setup $(SITE_STAMP)
 		--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600 \
 		-p no:cacheprovider --durations=15 $(PYTEST_ARGS)
 
+# The fast path (at most 3 minutes on 2 cores): lint and the unit tests not marked slow or ui.
+check: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check $(FORMATTED)
+	$(BIN)/python -m pytest tests -m "not slow and not ui" -p no:cacheprovider -q \
+		--durations=10 $(PYTEST_ARGS)
+
 notebooks: setup
 	$(BIN)/python scripts/run_notebooks.py
 
@@ -62,6 +75,11 @@ lint: setup
 site: $(SITE_STAMP)
 	$(BIN)/python -m book.build $(if $(REPO_URL),--repo-url "$(REPO_URL)") \
 		$(if $(REPO_REF),--ref "$(REPO_REF)")
+
+# A fresh temporary venv of pyproject's requirements without torch, frozen into $(LOCK); run it
+# with the Python CI uses (make lock PYTHON=python3.11), then make test, then commit $(LOCK).
+lock:
+	$(PYTHON) scripts/lock.py --out $(LOCK)
 
 bench: setup
 	for script in benchmarks/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -10,7 +10,7 @@ never the other way round.
 
 from gptlib.attention import CausalSelfAttention, KVCache, attention_with_weights, causal_mask
 from gptlib.blocks import MLP, Block, layer_norm
-from gptlib.device import pick_device, seed_everything
+from gptlib.device import describe_device, pick_device, seed_everything
 from gptlib.embeddings import sinusoidal_positions
 from gptlib.hooks import capture_inputs, capture_outputs, evaluating
 from gptlib.model import GPT, GPTConfig
@@ -29,6 +29,7 @@ __all__ = [
     "capture_inputs",
     "capture_outputs",
     "causal_mask",
+    "describe_device",
     "evaluating",
     "layer_norm",
     "next_token_probs",

@@ -88,17 +88,25 @@ def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
     """AdamW with weight decay on matrices and embeddings (dim >= 2), none on biases and norms.
 
     Uses the fused kernel (one pass over all parameters) where this torch has one for the
-    device, else the multi-tensor `foreach` path.
+    parameters' device, else the multi-tensor `foreach` path (on the CPU before torch 2.4, for
+    example). The two round differently in the last bits, so training numbers differ slightly.
     """
     params = [p for p in model.parameters() if p.requires_grad]
-    groups = [
-        {"params": [p for p in params if p.dim() >= 2], "weight_decay": config.weight_decay},
-        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
-    ]
-    device = params[0].device.type
-    fused = device in ("cpu", "cuda", "mps")
-    kwargs = {"fused": True} if fused else {"foreach": True}
-    return torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2), **kwargs)
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+
+    def adamw(**kernel: bool) -> torch.optim.AdamW:
+        # New group dicts for each try: the optimizer writes its settings into them.
+        groups = [
+            {"params": decay, "weight_decay": config.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ]
+        return torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2), **kernel)
+
+    try:
+        return adamw(fused=True)
+    except RuntimeError:  # "`fused=True` requires ... Tensors of supported devices: [...]"
+        return adamw(foreach=True)
 
 
 class NonFiniteLossError(RuntimeError):

@@ -24,6 +24,19 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # Notebooks used as test fixtures are data for tests, not notebooks to run under nbval.
 collect_ignore_glob = ["fixtures/*"]
 
+# A test that uses one of these is slow whatever it checks (`make check` runs no test marked
+# slow): `built_site` builds the course website, `course` releases every course notebook
+# through nbgrader.
+SLOW_FIXTURES = frozenset({"built_site", "course"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark slow every test that uses a fixture of SLOW_FIXTURES (before -m selects)."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(autouse=True)
 def one_torch_thread():

@@ -357,6 +357,7 @@ def _class_of_five(source, student) -> dict:
     return notebooks
 
 
+@pytest.mark.slow
 def test_a_class_is_graded_reported_and_given_feedback(tmp_path, fixture_exercises, capsys):
     """The documented commands on a class of five with known answers: scores, the report's
     counts per exercise and outcome, its figure, and feedback that names the misconception."""

@@ -99,6 +99,7 @@ def test_errors_exit_with_one_line_and_status_1(offline, tmp_path, capsys):
     assert "need 0 < lr < 1" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_module_entry_point_help_and_a_real_process(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TQDM_DISABLE": "1"}
     for command in ("train", "sample"):

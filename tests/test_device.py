@@ -1,10 +1,12 @@
 import random
+import warnings
 
 import numpy as np
 import pytest
 import torch
 
-from gptlib import pick_device, seed_everything
+from gptlib import describe_device, pick_device, seed_everything
+from gptlib.device import choose_device
 
 
 def test_seed_everything_repeats_all_generators():
@@ -18,21 +20,96 @@ def test_seed_everything_repeats_all_generators():
         seed_everything(1.5)
 
 
-def test_pick_device(monkeypatch):
+@pytest.fixture
+def machine(monkeypatch):
+    """Set what torch reports: `machine(cuda=..., mps=..., torch_version=...)`."""
     monkeypatch.delenv("GPTLIB_DEVICE", raising=False)
-    expected = (
-        "cuda"
-        if torch.cuda.is_available()
-        else "mps"
-        if torch.backends.mps.is_available()
-        else "cpu"
+
+    def set_up(*, cuda: bool, mps: bool, torch_version: str = "2.13.0+cpu") -> None:
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+        monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+        monkeypatch.setattr(torch, "__version__", torch_version)
+
+    return set_up
+
+
+@pytest.mark.parametrize(
+    ("cuda", "mps", "torch_version", "expected"),
+    [
+        (True, True, "2.8.0", "cuda"),
+        (True, False, "2.2.0", "cuda"),
+        (False, True, "2.9.0", "mps"),
+        (False, True, "2.15.0", "mps"),
+        (False, True, "3.0.0", "mps"),
+        (False, True, "2.8.1", "cpu"),  # MPS exists, but trains to wrong losses before 2.9
+        (False, True, "2.4.0", "cpu"),
+        (False, False, "2.13.0+cpu", "cpu"),
+    ],
+)
+def test_pick_device_takes_mps_only_where_it_trains_correctly(
+    machine, cuda, mps, torch_version, expected
+):
+    machine(cuda=cuda, mps=mps, torch_version=torch_version)
+    assert pick_device() == torch.device(expected)
+    assert choose_device().device == torch.device(expected)
+
+
+def test_the_reason_names_the_torch_that_keeps_mps_off(machine):
+    machine(cuda=False, mps=True, torch_version="2.8.0")
+    reason = choose_device().reason
+    assert "MPS is available" in reason and "2.8.0" in reason and "older than 2.9" in reason
+    assert "GPTLIB_DEVICE=mps" in reason
+    machine(cuda=False, mps=True, torch_version="2.9.1")
+    assert "trains on it correctly" in choose_device().reason
+    machine(cuda=False, mps=False)
+    assert choose_device().reason == "no CUDA GPU or Apple MPS device is available"
+
+
+def test_describe_device_says_where_it_runs_and_that_stored_outputs_are_from_the_cpu(machine):
+    machine(cuda=False, mps=False)
+    assert describe_device() == (
+        "Running on the CPU (no CUDA GPU or Apple MPS device is available); "
+        "the stored outputs of these notebooks were made on the CPU."
     )
-    assert pick_device().type == expected
-    assert pick_device("cpu") == torch.device("cpu")
+    machine(cuda=True, mps=False)
+    assert describe_device() == (
+        "Running on cuda (a CUDA GPU is available); the stored outputs of these notebooks were "
+        "made on the CPU, so numbers computed here may differ from them."
+    )
+    assert describe_device("cpu").startswith("Running on the CPU ('cpu' was asked for); ")
+
+
+def test_gptlib_device_overrides_the_choice(machine, monkeypatch):
+    machine(cuda=True, mps=True, torch_version="2.15.0")
     monkeypatch.setenv("GPTLIB_DEVICE", "cpu")
     assert pick_device() == torch.device("cpu")
+    assert choose_device().reason == "GPTLIB_DEVICE=cpu asks for it"
+    assert pick_device("cuda:1") == torch.device("cuda:1")  # the argument wins over the variable
+
+
+def test_mps_asked_for_on_an_old_torch_is_honoured_with_a_warning(machine, monkeypatch):
+    machine(cuda=False, mps=True, torch_version="2.8.0")
+    monkeypatch.setenv("GPTLIB_DEVICE", "mps")
+    with pytest.warns(UserWarning, match=r"MPS on torch 2\.8\.0 .* wrong losses"):
+        assert pick_device() == torch.device("mps")
+    machine(cuda=False, mps=True, torch_version="2.9.0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pick_device() == torch.device("mps")
+
+
+def test_a_device_asked_for_must_exist(machine):
+    machine(cuda=False, mps=False)
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         pick_device("tpu")
-    if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="no CUDA GPU"):
-            pick_device("cuda")
+    with pytest.raises(ValueError, match="no CUDA GPU"):
+        pick_device("cuda")
+    with pytest.raises(ValueError, match="MPS is not available"):
+        pick_device("mps")
+
+
+def test_pick_device_on_this_machine(monkeypatch):
+    """Unmocked: whatever this machine has, the choice is a device torch can put a tensor on."""
+    monkeypatch.delenv("GPTLIB_DEVICE", raising=False)
+    device = pick_device()
+    assert torch.zeros(1, device=device).device.type == device.type

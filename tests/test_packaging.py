@@ -1,15 +1,13 @@
 """environment.yml (conda) and pyproject.toml (pip) must ask for the same packages and bounds."""
 
 import re
-import sys
+import tomllib
 from pathlib import Path
 
 import yaml
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
 CONDA_NAMES = {"torch": "pytorch-cpu"}  # pip name → conda-forge name where they differ
@@ -65,3 +63,33 @@ def test_dependencies_have_lower_bounds_only():
         lower, *cap = bound.split(",")
         assert lower.startswith(">=") and "==" not in bound, requirement
         assert cap in ([], [MAJOR_CAPS.get(name)]), f"{requirement}: only MAJOR_CAPS may cap"
+
+
+def _locked() -> dict[str, Version]:
+    """constraints.txt (`make lock`) as {canonical name: pinned version}."""
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name, sep, version = line.partition("==")
+        assert sep and version, f"constraints.txt: {line!r} is not an exact pin"
+        pins[canonicalize_name(name)] = Version(version)
+    return pins
+
+
+def test_the_lock_pins_every_requirement_but_torch_within_its_bound():
+    project = _pyproject()["project"]
+    groups = [project["dependencies"], *project["optional-dependencies"].values()]
+    pins = _locked()
+    for requirement in (Requirement(r) for group in groups for r in group):
+        name = canonicalize_name(requirement.name)
+        if name == "torch":
+            continue
+        assert name in pins, f"{requirement} is not in constraints.txt: run make lock"
+        assert pins[name] in requirement.specifier, f"{name}=={pins[name]} outside {requirement}"
+
+
+def test_the_lock_leaves_torch_and_its_own_dependencies_free():
+    pins = _locked()
+    chosen_with_torch = [n for n in pins if re.fullmatch(r"torch|triton|nvidia-.*|sympy", n)]
+    assert chosen_with_torch == [], "torch is chosen separately (CI pins it, make test takes any)"

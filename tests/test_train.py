@@ -7,7 +7,14 @@ import torch
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import SONNETS, BatchSampler, CharTokenizer, train_val_split
-from gptlib.train import History, NonFiniteLossError, TrainConfig, Trainer, learning_rate
+from gptlib.train import (
+    History,
+    NonFiniteLossError,
+    TrainConfig,
+    Trainer,
+    learning_rate,
+    make_optimizer,
+)
 
 TOKENIZER = CharTokenizer.from_text(SONNETS)
 TRAIN_IDS, VAL_IDS = train_val_split(TOKENIZER.encode(SONNETS))
@@ -142,6 +149,39 @@ def test_weight_decay_spares_biases_and_norms():
     assert all(p.dim() == 1 for p in spared["params"])
     n = sum(p.numel() for g in trainer.optimizer.param_groups for p in g["params"])
     assert n == trainer.model.num_parameters()
+
+
+def test_the_cpu_gets_the_fused_adamw_where_this_torch_has_it():
+    optimizer = make_optimizer(small_model(), small_config())
+    # torch added a fused AdamW for the CPU in 2.4 (2.2 and 2.3 raise for fused=True there)
+    fused_on_cpu = tuple(int(n) for n in torch.__version__.split(".")[:2]) >= (2, 4)
+    assert all(bool(g["fused"]) == fused_on_cpu for g in optimizer.param_groups)
+    assert all(bool(g["foreach"]) != fused_on_cpu for g in optimizer.param_groups)
+
+
+class AdamWWithoutFusedKernels(torch.optim.AdamW):
+    """AdamW as torch < 2.4 builds it on the CPU: the settings are written into the param
+    groups, then fused=True is refused."""
+
+    def __init__(self, params, *args, fused: bool | None = None, **kwargs):
+        super().__init__(params, *args, **kwargs)
+        if fused:
+            for group in self.param_groups:  # the caller's dicts, as in torch
+                group["fused"] = True
+            raise RuntimeError("`fused=True` requires all the params to be floating point Tensors")
+
+
+def test_without_a_fused_kernel_the_optimizer_takes_foreach_and_trains(monkeypatch):
+    monkeypatch.setattr(torch.optim, "AdamW", AdamWWithoutFusedKernels)
+    config = small_config(weight_decay=0.3)
+    trainer = Trainer(small_model(), TRAIN_IDS, VAL_IDS, config)
+    decayed, spared = trainer.optimizer.param_groups
+    assert decayed["foreach"] and spared["foreach"]
+    assert not decayed["fused"] and not spared["fused"]
+    assert decayed["weight_decay"] == 0.3 and spared["weight_decay"] == 0.0
+    history = trainer.run(progress=False)
+    assert len(history.train_loss) == config.steps
+    assert all(math.isfinite(loss) for loss in history.train_loss)
 
 
 @pytest.mark.parametrize("bad_step", [0, 3])

@@ -3,11 +3,13 @@
 JupyterLab serves a temporary copy of notebooks/ (it would write into the files it opens);
 screenshots go to ui-screenshots/ (git-ignored), emptied at the start of each session, with a
 summary.txt of every widget update measured. Without Chromium or Playwright every UI test
-skips and says how to enable them.
+skips and says how to enable them, except in CI (CI=true), where each of them fails and says
+why: CI must not pass with the browser tests silently skipped.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from .ui_harness import (
     NotebookSession,
     browser_missing,
     clean_dir,
+    when_browser_missing,
 )
 
 SCREENSHOTS = REPO_ROOT / "ui-screenshots"
@@ -37,7 +40,10 @@ RUN_ALL_SECONDS: dict[str, float] = {}
 def ui_available() -> None:
     reason = browser_missing()
     if reason:
-        pytest.skip(reason)
+        outcome, message = when_browser_missing(reason, os.environ)
+        if outcome == "fail":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
 
 
 @pytest.fixture(scope="session")

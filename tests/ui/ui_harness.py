@@ -2,7 +2,9 @@
 
 The pieces, in the order a test uses them:
 
-- `browser_missing()` says why the UI tests cannot run here (and how to enable them), or None.
+- `browser_missing()` says why the UI tests cannot run here (and how to enable them), or None;
+  `when_browser_missing()` decides what then happens: a skip on a user's machine, a failure
+  in CI.
 - `LabServer` starts JupyterLab on 127.0.0.1 on a free port with a random token, serving a
   folder (the tests give it a temporary copy of `notebooks/`), with autosave and the news
   check off, the extension manager read-only, and kernels on the CPU with the repo importable.
@@ -29,9 +31,11 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO_ROOT / "notebooks"
@@ -63,6 +67,9 @@ LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
 }
 
+# What a UI test does when the browser is missing (see `when_browser_missing`).
+Outcome = Literal["skip", "fail"]
+
 CONTROL_KINDS = ("slider", "checkbox", "toggle", "dropdown", "text", "button")
 # `Interaction.kind` that runs a code cell again instead of moving a control.
 RUN_CELL = "cell"
@@ -80,6 +87,20 @@ def browser_missing() -> str | None:
     except ImportError:
         missing.append("Python Playwright is not installed")
     return f"{' and '.join(missing)}; {HOW_TO_ENABLE}" if missing else None
+
+
+def running_in_ci(environ: Mapping[str, str]) -> bool:
+    """Whether `environ` is a CI run's: CI set to anything but empty, 0, false or no."""
+    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def when_browser_missing(reason: str, environ: Mapping[str, str]) -> tuple[Outcome, str]:
+    """What the UI tests do when they cannot run (`reason`, from `browser_missing`): skip with
+    the reason on a user's machine; fail in CI, which must run them and would otherwise pass
+    with every browser test skipped."""
+    if running_in_ci(environ):
+        return "fail", f"CI must run the browser UI tests, but {reason}"
+    return "skip", reason
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,7 @@ def _explorer_classes() -> set[type]:
     return found
 
 
+@pytest.mark.slow
 def test_the_catalogue_builds_every_explorer_of_the_course_and_its_settings_apply():
     torch.manual_seed(0)
     cases = course_explorers()
