@@ -3,6 +3,7 @@
 #   make test   set up .venv and run the whole test suite (unit tests, every notebook under
 #               strict nbval, the classroom pipeline and, where Chromium is installed, the UI)
 # Also: make check (ruff and the fast unit tests: no notebook, site, browser or classroom run),
+#       make test-portable (strict nbval on torch's portable kernels with one thread),
 #       make notebooks (re-execute all notebooks in place), make lint, make bench,
 #       make site (the course website in book/_build/html; see README.md),
 #       make lock (refresh constraints.txt, the exact versions of the test and site tools).
@@ -31,7 +32,7 @@ REPO_URL ?=
 REPO_REF ?=
 FORMATTED := gptlib tests scripts benchmarks book
 
-.PHONY: setup lab test check notebooks lint bench site lock
+.PHONY: setup lab test test-portable check notebooks lint bench site lock
 
 setup: $(STAMP)
 
@@ -57,6 +58,14 @@ test: setup $(SITE_STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600 \
 		-p no:cacheprovider --durations=15 $(PYTEST_ARGS)
+
+# Strict nbval once more on perturbed numerics: torch's portable kernels (no AVX2/AVX-512) and one
+# thread. A stored output that depends on the machine's SIMD width or thread count fails here, on
+# the maintainer's machine, before it reaches a student's (CI runs it after make test).
+test-portable: setup
+	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 $(BIN)/python -m pytest notebooks \
+		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		--nbval-cell-timeout=600 -p no:cacheprovider -q $(PYTEST_ARGS)
 
 # The fast path (at most 3 minutes on 2 cores): lint and the unit tests not marked slow or ui.
 check: setup

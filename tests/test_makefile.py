@@ -73,3 +73,17 @@ def test_check_runs_lint_and_the_fast_unit_tests_only(tmp_path):
     assert "--nbval" not in pytest_line
     assert any("ruff check" in line for line in lines)
     assert any("ruff format --check" in line for line in lines)
+
+
+def test_test_portable_reruns_every_notebook_on_portable_kernels_and_one_thread(tmp_path):
+    venv = tmp_path / "venv"
+    lines = printed("test-portable", f"VENV={venv}", "-o", f"{venv}/.installed")
+    (pytest_line,) = [line for line in lines if "-m pytest" in line]
+    assert pytest_line.startswith("ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 ")
+    assert " notebooks " in pytest_line and "--nbval " in pytest_line
+    assert "--nbval-current-env" in pytest_line and "--nbval-lax" not in pytest_line
+
+
+def test_ci_runs_the_test_command_then_the_portable_run():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.index("make test TORCH=") < ci.index("make test-portable TORCH=")
