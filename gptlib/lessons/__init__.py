@@ -2,6 +2,7 @@
 
 Layered one way, each layer importing only those before it (tests/test_layering.py pins this):
 
+- `text`: numbers as text, the one formatting convention every layer and notebook prints with;
 - `experiments`: pure functions that run a lesson's experiment and return a small result;
 - `viz`: matplotlib figures of those results;
 - `widgets`: ipywidgets explorers over an experiment and its figure;
