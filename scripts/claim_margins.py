@@ -121,12 +121,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5, help="seed offsets 0..N-1 (default 5)")
     parser.add_argument("--numerics", nargs="*", default=list(NUMERICS), choices=list(NUMERICS))
     parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        help="folder for the runs' logs; the table also counts the logs "
+        "already there (runs of an earlier call); default: a new temporary folder",
+    )
     args = parser.parse_args(argv)
     paths = [next((ROOT / "notebooks").glob(f"{n}_*.ipynb")) for n in args.notebooks]
     timings = json.loads((ROOT / "notebooks" / "timings.json").read_text())["notebooks"]
     paths.sort(key=lambda p: -timings.get(p.name, {}).get("seconds", 0))  # the longest first
     jobs = [(p, s, n) for p in paths for n in args.numerics for s in range(args.seeds)]
-    work = Path(tempfile.mkdtemp(prefix="claim-margins-"))
+    work = args.logs or Path(tempfile.mkdtemp(prefix="claim-margins-"))
+    work.mkdir(parents=True, exist_ok=True)
 
     def run(job: tuple[Path, int, str]) -> tuple[tuple[Path, int, str], Path]:
         path, offset, numerics = job
@@ -138,21 +145,23 @@ def main(argv: list[str] | None = None) -> int:
         return job, log
 
     with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(run, jobs))
+        list(pool.map(run, jobs))
 
     records: dict[Key, list[dict]] = defaultdict(list)
-    for (path, _, _), log in results:
+    runs: dict[str, set[str]] = defaultdict(set)
+    for log in sorted(work.glob("*.jsonl")):
+        stem, numerics, offset = log.stem.rsplit("-", 2)
+        path = ROOT / "notebooks" / f"{stem}.ipynb"
+        runs[path.name[:2]].add(f"{numerics} +{offset}")
         ignored = training_cells(path)
-        for line in log.read_text().splitlines() if log.exists() else []:
+        for line in log.read_text().splitlines():
             entry = json.loads(line)
             if entry["cell"] in ignored or entry["text"].startswith("cell raised"):
                 key = (path.name[:2], entry["cell"], entry["text"], entry.get("pair", -1))
                 records[key].append(entry)
-    runs = args.seeds * len(args.numerics)
-    print(
-        f"{runs} runs per notebook: seed offsets 0-{args.seeds - 1} x numerics "
-        f"{', '.join(args.numerics)}; cells are code-cell indices (nbval's 'Cell N')\n"
-    )
+    for notebook, seen in sorted(runs.items()):
+        print(f"notebook {notebook}: {len(seen)} runs ({', '.join(sorted(seen))})")
+    print("cells are code-cell indices (nbval's 'Cell N')\n")
     print("\n".join(table(records)))
     broken = sum(any(not e["holds"] for e in entries) for entries in records.values())
     print(f"\n{len(records)} clauses, {broken} broken in at least one run")
