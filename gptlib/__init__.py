@@ -2,10 +2,11 @@
 
 The model wing, in the order the notebooks build it: `embeddings` (01), `attention` (02–04),
 `blocks` (05–06), `model` with generation (07), then `data`, `train` and `checkpoint` (08) and
-the command line (`python -m gptlib`); `hooks` looks inside a model, `device` picks where it
-runs. The lesson wing, `gptlib.lessons`, holds the notebooks' experiments (the lesson variants
-of the model among them), figures, widgets, exercise checks and answers; it imports the model,
-never the other way round.
+the command line (`python -m gptlib`); `pretrained` loads GPT-2's weights from Hugging Face
+transformers (08, the optional extra `gptlib[gpt2]`); `hooks` looks inside a model, `device`
+picks where it runs. The lesson wing, `gptlib.lessons`, holds the notebooks' experiments (the
+lesson variants of the model among them), figures, widgets, exercise checks and answers; it
+imports the model, never the other way round.
 """
 
 from gptlib.attention import CausalSelfAttention, KVCache, attention_with_weights, causal_mask

@@ -86,3 +86,9 @@ def check_sampling(temperature: float, top_k: int | None) -> None:
         )
     if top_k is not None:  # None: no cut-off
         check_positive_int("top_k", top_k)
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    """Raise ValueError unless `value` is one of `choices`, naming the value and the choices."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")

@@ -16,9 +16,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib._validate import check_heads, check_positive_int, check_sampling, check_token_ids
+from gptlib._validate import (
+    check_choice,
+    check_heads,
+    check_positive_int,
+    check_sampling,
+    check_token_ids,
+)
 from gptlib.attention import KVCache
-from gptlib.blocks import Block
+from gptlib.blocks import GELUS, Block
 from gptlib.hooks import evaluating
 from gptlib.sampling import sample_next
 
@@ -35,13 +41,19 @@ class GPTConfig:
     tie_weights: bool = False  # the unembedding shares the token embedding's matrix
     bias: bool = True  # biases in linear layers and LayerNorms
     dropout: float = 0.0
+    gelu: str = "exact"  # the MLP's, one of GELUS: "tanh" is GPT-2's (gptlib.pretrained, 08)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "max_len"):
             check_positive_int(name, getattr(self, name))
         check_heads(self.d_model, self.n_heads)
+        check_choice("gelu", self.gelu, GELUS)
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+    def __repr__(self) -> str:  # gelu only when it is not the chapter's (older outputs stand)
+        shown = {k: v for k, v in asdict(self).items() if (k, v) != ("gelu", "exact")}
+        return f"GPTConfig({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -62,7 +74,8 @@ class GPT(nn.Module):
         self.pos_emb = nn.Embedding(c.max_len, c.d_model)  # P: [max_len, d], learned positions
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            Block(c.d_model, c.n_heads, bias=c.bias, dropout=c.dropout) for _ in range(c.n_layers)
+            Block(c.d_model, c.n_heads, bias=c.bias, dropout=c.dropout, gelu=c.gelu)
+            for _ in range(c.n_layers)
         )
         self.ln_f = nn.LayerNorm(c.d_model, bias=c.bias)  # Pre-LN leaves the stream unnormalised
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)  # unembedding W_U: d → V
