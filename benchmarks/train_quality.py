@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python benchmarks/train_quality.py                 # 60 s budget, wall clock
     PYTHONPATH=. python benchmarks/train_quality.py --steps 1700    # a fixed number of steps
+    PYTHONPATH=. python benchmarks/train_quality.py --reference     # the chapter's code too
 
 Runs the real command, `python -m gptlib train --corpus tinyshakespeare --time-budget 60`
 (the chapter's model, L=4 h=4 d=128, at gptlib's default training settings), in a child
@@ -9,7 +10,9 @@ process, and reports its JSON summary, its peak memory and CPU seconds, and the 
 loss estimated like the widely used reference does (200 random batches of 12 × 64 from the
 last 10% of the text; it reaches 1.886 after 2000 steps, 123 s). On a machine shared with
 other work, `--steps` with the step count a quiet machine reaches in 60 s separates quality
-from speed.
+from speed. `--reference` then trains the chapter's model code (benchmarks/_chapter.py) the
+same way in this process, at the command's default shape and schedule, for the same seconds
+of steps, and reports its held-out loss estimated alike: the same-hour comparison.
 """
 
 from __future__ import annotations
@@ -21,23 +24,65 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from _chapter import ChapterGPT
 from _common import machine_line
 
 from gptlib.checkpoint import load_checkpoint
-from gptlib.data import BatchSampler, tiny_shakespeare, train_val_split
+from gptlib.cli import DEFAULTS, MODEL_DEFAULTS
+from gptlib.data import BatchSampler, CharTokenizer, tiny_shakespeare, train_val_split
+from gptlib.train import learning_rate, make_optimizer
 
 
-def held_out_loss(checkpoint_path: Path, batches: int = 200) -> float:
+def held_out_loss(loss_of: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], val_ids,
+                  batches: int = 200) -> float:  # fmt: skip
     """Mean loss over `batches` random 12 × 64 windows of the validation split (seed 1337)."""
+    sampler = BatchSampler(val_ids, 12, 64, seed=1337)
+    with torch.no_grad():
+        return torch.stack([loss_of(*sampler.sample()) for _ in range(batches)]).mean().item()
+
+
+def checkpoint_loss(checkpoint_path: Path) -> float:
     checkpoint = load_checkpoint(checkpoint_path)
     model = checkpoint.build_model()
     _, val_ids = train_val_split(checkpoint.tokenizer.encode(tiny_shakespeare()))
-    sampler = BatchSampler(val_ids, 12, 64, seed=1337)
-    with torch.no_grad():
-        return torch.stack([model(*sampler.sample())[1] for _ in range(batches)]).mean().item()
+    return held_out_loss(lambda x, y: model(x, y)[1], val_ids)
+
+
+def train_chapter_code(seconds: float) -> tuple[float, int]:
+    """The chapter's model code at the command's default shape, trained with the command's
+    default schedule (AdamW, warmup, cosine, clipping) for `seconds` of steps: (loss, steps)."""
+    text = tiny_shakespeare()
+    tokenizer = CharTokenizer.from_text(text)
+    train_ids, val_ids = train_val_split(tokenizer.encode(text))
+    c, m = DEFAULTS, MODEL_DEFAULTS
+    torch.manual_seed(c.seed)
+    model = ChapterGPT(tokenizer.vocab_size, m["d_model"], m["n_heads"], m["n_layers"],
+                       c.block_size)  # fmt: skip
+    optimizer = make_optimizer(model, c)
+    sampler = BatchSampler(train_ids, c.batch_size, c.block_size, seed=c.seed)
+
+    def loss_of(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return model(x.contiguous(), y.contiguous())  # the chapter's code views its targets
+
+    step, spent = 0, 0.0
+    while spent < seconds:
+        start = time.perf_counter()
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step, spent / seconds, c)
+        loss = loss_of(*sampler.sample())
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), c.grad_clip)
+        optimizer.step()
+        step += 1
+        spent += time.perf_counter() - start
+    model.eval()
+    return held_out_loss(loss_of, val_ids), step
 
 
 def main() -> None:
@@ -45,6 +90,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="training time budget")
     parser.add_argument("--steps", type=int, help="train this many steps instead of a budget")
     parser.add_argument("--threads", type=int, help="torch threads in the training process")
+    parser.add_argument(
+        "--reference", action="store_true", help="also train the chapter's code the same way"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "quality.pt"
@@ -61,7 +109,7 @@ def main() -> None:
             raise SystemExit(f"training failed:\n{done.stderr}")
         summary = json.loads(done.stdout.strip().splitlines()[-1])
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        val = held_out_loss(out)
+        val = checkpoint_loss(out)
     print(machine_line())
     shown = ["python"] + [a for a in command[1:] if a != str(out) and a != "--out"]
     print("command:", " ".join(shown))
@@ -74,6 +122,14 @@ def main() -> None:
         f"validation loss (200 batches of 12 × 64): {val:z.3f} after {summary['steps']} steps, "
         f"{summary['seconds']:z.1f} s of training ({summary['tokens_per_s']:z.0f} tokens/s)"
     )
+    if args.reference:
+        if args.threads:
+            torch.set_num_threads(args.threads)
+        loss, steps = train_chapter_code(summary["seconds"])
+        print(
+            f"the chapter's code, same shape and schedule, {summary['seconds']:z.1f} s: "
+            f"validation loss {loss:z.3f} after {steps} steps"
+        )
 
 
 if __name__ == "__main__":

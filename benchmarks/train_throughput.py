@@ -1,80 +1,39 @@
 """Training throughput at the reference config: gptlib vs the chapter's code written plainly.
 
-    PYTHONPATH=. python benchmarks/train_throughput.py [--rounds 15] [--threads N]
+    PYTHONPATH=. python benchmarks/train_throughput.py [--rounds 15] [--threads N] [--processes 2]
 
 Config: L=4, h=4, d=128, block 64, batch 12, V=65 (the widely used reference measures about
 19.7k tokens/s, 39 ms per step, on the 2-core machine this project targets). Both loops run
 in alternation in one process, so load on a shared machine hits them alike; the script prints
 median milliseconds per step, tokens per second, their ratio, and the achieved FLOP/s as a
-share of this CPU's measured fp32 matmul peak.
+share of this CPU's measured fp32 matmul peak. The data-parallel candidate is gptlib's Trainer
+in `--processes` processes of one thread each (torch.distributed, gloo), each computing its
+share of the same batch of 12: the thread layout `torchrun --nproc_per_node=2` gives. Its
+workers wait on a pipe while the other candidates run, so the alternation holds for it too.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import multiprocessing
+import socket
 import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from _common import interleaved_medians, machine_line  # the script's folder
+import torch.distributed as dist
+from _chapter import ChapterGPT  # the script's folder
+from _common import interleaved_medians, machine_line
 from torch.utils.flop_counter import FlopCounterMode
 
 from gptlib import GPTConfig
+from gptlib.distributed import World
 from gptlib.lessons.experiments.costs import measure_matmul_peak
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.train import TrainConfig, Trainer
 
 B, T, V = 12, 64, 65
-
-
-# --- the chapter's model, as a reader would type it in (explicit attention) -----------------
-class ChapterAttention(nn.Module):
-    def __init__(self, d_model: int, n_heads: int) -> None:
-        super().__init__()
-        self.h, self.dh = n_heads, d_model // n_heads
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, d = x.shape
-        q, k, v = self.qkv(x).split(d, dim=-1)
-        q, k, v = (t.view(B, T, self.h, self.dh).transpose(1, 2) for t in (q, k, v))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.dh)
-        mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), 1)
-        scores = scores.masked_fill(mask, float("-inf"))
-        out = F.softmax(scores, dim=-1) @ v
-        return self.proj(out.transpose(1, 2).reshape(B, T, d))
-
-
-class ChapterBlock(nn.Module):
-    def __init__(self, d_model: int, n_heads: int) -> None:
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.attn = ChapterAttention(d_model, n_heads)
-        self.up, self.down = nn.Linear(d_model, 4 * d_model), nn.Linear(4 * d_model, d_model)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln1(x))
-        return x + self.down(F.gelu(self.up(self.ln2(x))))
-
-
-class ChapterGPT(nn.Module):
-    def __init__(self, vocab_size: int, d_model=128, n_heads=4, n_layers=4, max_len=64) -> None:
-        super().__init__()
-        self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Embedding(max_len, d_model)
-        self.blocks = nn.ModuleList(ChapterBlock(d_model, n_heads) for _ in range(n_layers))
-        self.ln_f = nn.LayerNorm(d_model)
-        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
-
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        x = self.tok_emb(idx) + self.pos_emb(torch.arange(idx.shape[1]))
-        for block in self.blocks:
-            x = block(x)
-        logits = self.lm_head(self.ln_f(x))
-        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
 def chapter_step_fn(data: torch.Tensor):
@@ -93,12 +52,59 @@ def chapter_step_fn(data: torch.Tensor):
     return model, step
 
 
-def gptlib_step_fn(data: torch.Tensor, attention: str):
+def benchmark_data() -> torch.Tensor:
+    torch.manual_seed(0)
+    return torch.randint(V, (200_000,))
+
+
+def gptlib_step_fn(data: torch.Tensor, attention: str, world: World | None = None):
     model = build_gpt(GPTConfig(vocab_size=V, max_len=T), Variant(attention=attention))
     trainer = Trainer(
-        model, data, data[:1000], TrainConfig(steps=10**9, batch_size=B, block_size=T)
+        model, data, data[:1000], TrainConfig(steps=10**9, batch_size=B, block_size=T), world
     )
     return model, trainer.train_step
+
+
+def _rank_main(rank: int, size: int, port: int, commands: Connection) -> None:
+    """One data-parallel worker: a training step each time the pipe says "step"."""
+    torch.set_num_threads(1)
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=size
+    )
+    _, step = gptlib_step_fn(benchmark_data(), "fused", World(rank, size))
+    while commands.recv() == "step":
+        step()
+        commands.send("done")
+    dist.destroy_process_group()
+
+
+def data_parallel_step_fn(size: int) -> tuple[Callable[[], None], Callable[[], None]]:
+    """(one step over `size` worker processes, a function that stops them)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    context = multiprocessing.get_context("spawn")
+    pipes, workers = [], []
+    for rank in range(size):
+        mine, theirs = context.Pipe()
+        worker = context.Process(target=_rank_main, args=(rank, size, port, theirs), daemon=True)
+        worker.start()
+        pipes.append(mine)
+        workers.append(worker)
+
+    def step() -> None:
+        for pipe in pipes:
+            pipe.send("step")
+        for pipe in pipes:
+            pipe.recv()
+
+    def stop() -> None:
+        for pipe in pipes:
+            pipe.send("stop")
+        for worker in workers:
+            worker.join(timeout=30)
+
+    return step, stop
 
 
 def flops_per_step(model: ChapterGPT, data: torch.Tensor) -> int:
@@ -115,6 +121,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15, help="alternations of 4 steps each")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     parser.add_argument(
+        "--processes",
+        type=int,
+        default=2,
+        help="processes of the data-parallel candidate (0: leave it out)",
+    )
+    parser.add_argument(
         "--cpu-time",
         action="store_true",
         help="time in CPU seconds of this process (use with --threads 1 on a busy machine)",
@@ -122,14 +134,17 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    data = torch.randint(V, (200_000,))
+    data = benchmark_data()
     chapter_model, chapter_step = chapter_step_fn(data)
     candidates = {
         "chapter code (explicit attention, AdamW)": chapter_step,
         "gptlib (SDPA, fused AdamW, clipping)": gptlib_step_fn(data, "fused")[1],
         "gptlib, written-out attention": gptlib_step_fn(data, "written-out")[1],
     }
+    stop = None
+    if args.processes > 1 and not args.cpu_time:  # CPU time of this process misses the workers
+        name = f"gptlib, {args.processes} processes x 1 thread"
+        candidates[name], stop = data_parallel_step_fn(args.processes)
     for step in candidates.values():
         for _ in range(3):
             step()
@@ -138,6 +153,8 @@ def main() -> None:
     peak = measure_matmul_peak(size=1024, repeats=20)
     clock = time.process_time if args.cpu_time else time.perf_counter
     medians = interleaved_medians(candidates, rounds=args.rounds, per_round=4, clock=clock)
+    if stop is not None:
+        stop()
     base = medians["chapter code (explicit attention, AdamW)"]
     print(f"config: L=4 h=4 d=128 block {T} batch {B} V={V}; {flops / 1e9:z.2f} GFLOP per step")
     kind = "CPU" if args.cpu_time else "wall"
@@ -145,7 +162,7 @@ def main() -> None:
     print(f"fp32 matmul peak (1024², best of 20): {peak / 1e9:z.1f} GFLOP/s")
     for name, seconds in medians.items():
         print(
-            f"{name:42s} {seconds * 1e3:z7.1f} ms/step  {B * T / seconds:z8.0f} tokens/s  "
+            f"{name:44s} {seconds * 1e3:z7.1f} ms/step  {B * T / seconds:z8.0f} tokens/s  "
             f"speed-up {base / seconds:z4.2f}x  {flops / seconds / 1e9:z6.1f} GFLOP/s "
             f"= {flops / seconds / peak:z.0%} of peak"
         )

@@ -25,6 +25,7 @@ from torch import nn
 
 from gptlib._atomic import atomic_path
 from gptlib.data.tokenizer import CharTokenizer
+from gptlib.distributed import World
 from gptlib.model import GPT, GPTConfig
 from gptlib.train import TrainConfig, Trainer
 
@@ -99,11 +100,14 @@ class Checkpoint:
         train_ids: torch.Tensor,
         val_ids: torch.Tensor,
         config: TrainConfig | None = None,
+        world: World | None = None,
     ) -> Trainer:
         """A Trainer that continues exactly where the saved run stopped.
 
         `config` defaults to the saved training config; pass one with a larger `steps` to train
-        further (the learning-rate schedule then stretches to the new length).
+        further (the learning-rate schedule then stretches to the new length). `world`: the
+        processes of a data-parallel run (`gptlib.distributed`); a checkpoint written by one
+        process resumes under several and the other way round.
         """
         if self.trainer_state is None:
             raise ValueError(
@@ -112,7 +116,7 @@ class Checkpoint:
             )
         self.load_into(model)
         config = config or TrainConfig.from_dict(self.trainer_state["config"])
-        trainer = Trainer(model, train_ids, val_ids, config)
+        trainer = Trainer(model, train_ids, val_ids, config, world)
         trainer.load_state_dict(self.trainer_state)
         return trainer
 

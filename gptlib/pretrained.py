@@ -22,6 +22,7 @@ calls the exact `F.gelu`; run it inside `tanh_gelu()` to compute GPT-2's functio
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -223,6 +224,19 @@ def load_gpt2(model_or_name: Any = "gpt2") -> GPT:
     model = GPT(config)
     model.load_state_dict(gpt2_state_dict(hf_model.state_dict(), config), strict=True)
     return model.eval()
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether huggingface.co answers within `timeout` seconds (a download would work).
+
+    Offline, `from_pretrained` retries for about 30 s before it fails; a notebook asks this
+    first and takes its offline path at once.
+    """
+    try:
+        with socket.create_connection(("huggingface.co", 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def _from_pretrained(name: str) -> Any:

@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from gptlib._validate import check_positive_int
 from gptlib.data.batches import BatchSampler
+from gptlib.distributed import World
 from gptlib.hooks import evaluating
 
 
@@ -138,7 +139,9 @@ class Trainer:
 
     train_ids, val_ids: [N] token ids. Batches are drawn by a generator seeded with
     `config.seed`; held-out estimates average the loss over `eval_batches` fixed batches of each
-    split, the same batches every time.
+    split, the same batches every time. With a `world` of several ranks (`gptlib.distributed`)
+    each rank computes its share of every batch and the gradients are averaged; `batch_size`
+    stays the global batch, so the run is the single-process run spread over processes.
     """
 
     def __init__(
@@ -147,6 +150,7 @@ class Trainer:
         train_ids: torch.Tensor,
         val_ids: torch.Tensor,
         config: TrainConfig | None = None,
+        world: World | None = None,
     ) -> None:
         self.model = model
         self.config = c = config or TrainConfig()
@@ -156,7 +160,17 @@ class Trainer:
                 f"block_size={c.block_size} exceeds the model's max_len={max_len}; use "
                 f"block_size <= {max_len} or build the model with max_len >= {c.block_size}"
             )
+        self.world = world or World()
+        self.rows = self.world.share(c.batch_size)
+        if c.eval_batches < self.world.size:
+            raise ValueError(
+                f"eval_batches={c.eval_batches} leaves some of the {self.world.size} processes "
+                f"without a held-out batch; use eval_batches >= {self.world.size}"
+            )
         self.device = next(model.parameters()).device
+        self.forward = model
+        if self.world.size > 1:
+            self.forward = torch.nn.parallel.DistributedDataParallel(model)
         self.optimizer = make_optimizer(model, c)
         self.sampler = BatchSampler(train_ids, c.batch_size, c.block_size, seed=c.seed)
         self.eval_sets = {
@@ -188,10 +202,10 @@ class Trainer:
         lr = learning_rate(self.step, self.progress(), c)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        x, y = (t.to(self.device) for t in self.sampler.sample())
+        x, y = (t[self.rows].to(self.device) for t in self.sampler.sample())
         self.model.train()
-        _, loss = self.model(x, y)
-        value = loss.item()
+        _, loss = self.forward(x, y)
+        (value,) = self.world.mean([loss.item()])
         if not math.isfinite(value):
             self._diverged(f"the loss became {value}", lr)
         self.optimizer.zero_grad(set_to_none=True)
@@ -221,9 +235,18 @@ class Trainer:
         means = {}
         with evaluating(self.model):
             for split, batches in self.eval_sets.items():
-                losses = [self.model(x.to(self.device), y.to(self.device))[1] for x, y in batches]
+                mine = batches[self.world.rank :: self.world.size]  # each rank its own batches
+                losses = [self.model(x.to(self.device), y.to(self.device))[1] for x, y in mine]
                 means[split] = torch.stack(losses).mean().item()
-        return means
+        if self.world.size == 1:
+            return means
+        # Ranks hold different numbers of batches when size does not divide eval_batches.
+        shares = [len(self.eval_sets[s][self.world.rank :: self.world.size]) for s in means]
+        totals = self.world.mean([means[s] * n for s, n in zip(means, shares, strict=True)])
+        return {
+            s: total * self.world.size / len(self.eval_sets[s])
+            for s, total in zip(means, totals, strict=True)
+        }
 
     def _record_evaluation(self) -> dict[str, float]:
         losses = self.evaluate()
@@ -253,13 +276,20 @@ class Trainer:
             if on_evaluate is not None:
                 on_evaluate(self)
         bar = tqdm(
-            total=c.steps, initial=self.step, unit="step", desc="training", disable=not progress
+            total=c.steps,
+            initial=self.step,
+            unit="step",
+            desc="training",
+            disable=not (progress and self.world.is_main),
         )
         try:
             while self.step < stop_at and not self.finished():
                 start = time.perf_counter()
                 loss = self.train_step()
-                self.train_seconds += time.perf_counter() - start
+                # Every rank must stop at the same step: the ranks agree on the time spent.
+                (self.train_seconds,) = self.world.mean(
+                    [self.train_seconds + time.perf_counter() - start]
+                )
                 bar.update(1)
                 if c.eval_interval and self.step % c.eval_interval == 0:
                     val = self._record_evaluation()["val"]

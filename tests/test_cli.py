@@ -1,6 +1,8 @@
 """`python -m gptlib train|sample|upgrade`: help, a tiny end-to-end run, resume, the offline
 default, and one `error:` line (never a traceback) for files that are not checkpoints."""
 
+import contextlib
+import dataclasses
 import json
 import os
 import random
@@ -16,7 +18,6 @@ import gptlib.cli as cli
 from gptlib import GPT, GPTConfig
 from gptlib.checkpoint import load_checkpoint
 from gptlib.data import CharTokenizer
-from gptlib.train import TrainConfig
 from tests.test_checkpoint import save_old_version
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,16 +79,31 @@ def test_sampling_is_repeatable_with_a_seed(tmp_path, capsys):
     assert capsys.readouterr().out == first
 
 
-def test_no_arguments_trains_the_chapter_model_offline(offline, tmp_path, monkeypatch, capsys):
+def test_no_arguments_trains_the_chapter_architecture_offline(
+    offline, tmp_path, monkeypatch, capsys
+):
     # the real defaults train for minutes; shrink only the step count for the test
-    monkeypatch.setattr(cli, "DEFAULTS", TrainConfig(steps=2, eval_batches=1))
+    monkeypatch.setattr(cli, "DEFAULTS", dataclasses.replace(cli.DEFAULTS, steps=2, eval_batches=1))
     monkeypatch.chdir(tmp_path)
     assert cli.main(["train", "--no-progress"]) == 0
     captured = capsys.readouterr()
     assert "corpus tinyshakespeare: 1,115,394 characters, vocabulary 65" in captured.err
     assert last_json_line(captured.out)["steps"] == 2
     saved = load_checkpoint(tmp_path / "gptlib_model.pt")
-    assert (saved.model_config.d_model, saved.model_config.n_layers) == (128, 4)
+    # the 60-s winner: the chapter's blocks at half its depth (docs/maintainers.md)
+    assert (saved.model_config.d_model, saved.model_config.n_layers) == (128, 2)
+    assert saved.model_config.n_heads == 4
+    assert saved.trainer_state["config"]["batch_size"] == 24
+    assert saved.trainer_state["config"]["lr"] == 1e-2
+
+
+def test_a_time_budget_alone_ends_the_run(offline, tmp_path, capsys):
+    args = ["train", *TINY, "--time-budget", "0.5", "--no-progress", "--out", "b.pt"]
+    with contextlib.chdir(tmp_path):
+        assert cli.main(args) == 0
+    saved = load_checkpoint(tmp_path / "b.pt")
+    assert saved.trainer_state["config"]["steps"] == 10**9  # not the default 2000
+    assert saved.trainer_state["train_seconds"] >= 0.5
 
 
 def test_errors_exit_with_one_line_and_status_1(offline, tmp_path, capsys):

@@ -359,3 +359,25 @@ def test_without_a_network_a_name_says_so(monkeypatch):
         load_gpt2("gpt2")
     assert caught.value.__cause__ is offline and "couldn't connect" in str(caught.value)
     assert pretrained.INSTALL_HINT not in str(caught.value)  # installed: not the problem
+
+
+def test_hub_reachable_says_false_when_the_connection_fails(monkeypatch):
+    import socket
+
+    from gptlib import pretrained
+
+    def refuse(*args, **kwargs):
+        raise OSError("Network is unreachable")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    assert pretrained.hub_reachable(timeout=0.1) is False
+
+    class Connection:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: Connection())
+    assert pretrained.hub_reachable(timeout=0.1) is True

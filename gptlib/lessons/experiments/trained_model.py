@@ -1,0 +1,77 @@
+"""What training made of a GPT, read from its weights (the shipped model in notebooks 01 and 05).
+
+- `similarity_by_offset`: how alike two learned position vectors are, by how far apart they sit;
+  `offset_explained_share`: how much of their similarity the offset alone explains.
+- `layer_readout`: what the residual stream already predicts after the embeddings and after
+  each block, read through the model's own final LayerNorm and unembedding (the "logit lens",
+  nostalgebraist 2020).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from gptlib.hooks import evaluating
+from gptlib.lessons.experiments.positions import cosine_similarity_matrix
+from gptlib.lessons.text import number
+from gptlib.model import GPT
+
+
+def similarity_by_offset(table: torch.Tensor) -> torch.Tensor:
+    """[T, d] position vectors → [T]: the mean cosine similarity of P_i and P_(i+k), k = 0..T-1."""
+    similarity = cosine_similarity_matrix(table)
+    return torch.stack([similarity.diagonal(k).mean() for k in range(len(table))])
+
+
+def offset_explained_share(table: torch.Tensor) -> float:
+    """The share of the variance of cos(P_i, P_j), over all pairs i < j, that the offset j − i
+    explains: 1 when similarity depends on the offset only (sinusoids), near 0 for a random
+    table. Offsets with fewer than 8 pairs are left out (their means are noise)."""
+    similarity = cosine_similarity_matrix(table)
+    diagonals = [similarity.diagonal(k) for k in range(1, len(table) - 7)]
+    if not diagonals:
+        raise ValueError(f"need a table of at least 9 positions, got {len(table)}")
+    values = torch.cat(diagonals)
+    residuals = torch.cat([d - d.mean() for d in diagonals])
+    return 1.0 - residuals.pow(2).mean().item() / (values - values.mean()).pow(2).mean().item()
+
+
+@dataclass(frozen=True)
+class LayerReadout:
+    """Next-character loss and accuracy of the stream after each stage, read out as the model
+    reads its last one: stages[0] = the embeddings, stages[i] = after block i."""
+
+    stages: list[str]
+    losses: list[float]
+    accuracies: list[float]
+
+    def lines(self) -> list[str]:
+        return [
+            f"{stage:>10}: loss {number(loss, 3)}, next character right {number(acc, 3)}"
+            for stage, loss, acc in zip(self.stages, self.losses, self.accuracies, strict=True)
+        ]
+
+
+@torch.no_grad()
+def layer_readout(model: GPT, idx: torch.Tensor, targets: torch.Tensor) -> LayerReadout:
+    """idx, targets [B, T] → the loss and accuracy of ln_f(x_ℓ) @ unembedding for every stage ℓ.
+
+    The last stage is the model's own prediction, so its loss equals `model(idx, targets)[1]`.
+    """
+    positions = torch.arange(idx.shape[1], device=idx.device)
+    losses, accuracies = [], []
+    with evaluating(model):
+        x = model.tok_emb(idx) + model.pos_emb(positions)  # [B, T, d]
+        streams = [x]
+        for block in model.blocks:
+            x = block(x)
+            streams.append(x)
+        for stream in streams:
+            logits = model.lm_head(model.ln_f(stream))  # [B, T, V]
+            loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+            losses.append(loss.item())
+            accuracies.append((logits.argmax(-1) == targets).float().mean().item())
+    stages = ["embeddings"] + [f"block {i + 1}" for i in range(len(model.blocks))]
+    return LayerReadout(stages, losses, accuracies)
