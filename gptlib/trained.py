@@ -24,11 +24,7 @@ MANIFEST = WEIGHTS.with_suffix(".json")
 
 def sha256_of(path: Path) -> str:
     """The SHA-256 of a file, as hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def shakespeare_gpt_manifest() -> dict:

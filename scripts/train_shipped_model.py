@@ -45,8 +45,8 @@ def whole_split_loss(path: Path) -> tuple[float, int]:
     n = (len(val_ids) - 1) // T
     x = val_ids[: n * T].view(n, T)
     y = val_ids[1 : n * T + 1].view(n, T)
-    total = sum(model(x[i : i + 64], y[i : i + 64])[1].item() * len(x[i : i + 64]) for i in
-                range(0, n, 64))  # fmt: skip
+    batches = zip(x.split(64), y.split(64), strict=True)
+    total = sum(model(xb, yb)[1].item() * len(xb) for xb, yb in batches)
     return total / n, n * T
 
 

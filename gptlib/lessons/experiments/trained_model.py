@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from gptlib.hooks import evaluating
+from gptlib.hooks import capture_inputs, capture_outputs, evaluating
 from gptlib.lessons.experiments.positions import cosine_similarity_matrix
 from gptlib.lessons.text import number
 from gptlib.model import GPT
@@ -60,18 +60,17 @@ def layer_readout(model: GPT, idx: torch.Tensor, targets: torch.Tensor) -> Layer
 
     The last stage is the model's own prediction, so its loss equals `model(idx, targets)[1]`.
     """
-    positions = torch.arange(idx.shape[1], device=idx.device)
+    with (
+        evaluating(model),
+        capture_inputs(model.blocks[:1]) as embedding,
+        capture_outputs(model.blocks) as after_blocks,
+    ):
+        model(idx)
     losses, accuracies = [], []
-    with evaluating(model):
-        x = model.tok_emb(idx) + model.pos_emb(positions)  # [B, T, d]
-        streams = [x]
-        for block in model.blocks:
-            x = block(x)
-            streams.append(x)
-        for stream in streams:
-            logits = model.lm_head(model.ln_f(stream))  # [B, T, V]
-            loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
-            losses.append(loss.item())
-            accuracies.append((logits.argmax(-1) == targets).float().mean().item())
+    for stream in embedding + after_blocks:  # each [B, T, d]
+        logits = model.lm_head(model.ln_f(stream))  # [B, T, V]
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        losses.append(loss.item())
+        accuracies.append((logits.argmax(-1) == targets).float().mean().item())
     stages = ["embeddings"] + [f"block {i + 1}" for i in range(len(model.blocks))]
     return LayerReadout(stages, losses, accuracies)
