@@ -5,14 +5,15 @@
     PYTHONPATH=. python benchmarks/train_quality.py --reference     # the chapter's code too
 
 Runs the real command, `python -m gptlib train --corpus tinyshakespeare --time-budget 60`
-(the chapter's model, L=4 h=4 d=128, at gptlib's default training settings), in a child
+(the command's defaults: the chapter's blocks, L=2 h=4 d=128, `gptlib/cli.py`), in a child
 process, and reports its JSON summary, its peak memory and CPU seconds, and the validation
 loss estimated like the widely used reference does (200 random batches of 12 × 64 from the
 last 10% of the text; it reaches 1.886 after 2000 steps, 123 s). On a machine shared with
 other work, `--steps` with the step count a quiet machine reaches in 60 s separates quality
 from speed. `--reference` then trains the chapter's model code (benchmarks/_chapter.py) the
 same way in this process, at the command's default shape and schedule, for the same seconds
-of steps, and reports its held-out loss estimated alike: the same-hour comparison.
+of steps, and reports its held-out loss estimated alike: the same-hour comparison; as written
+(float32) and, where the command picks bfloat16 matrix products, under the same autocast.
 """
 
 from __future__ import annotations
@@ -53,9 +54,10 @@ def checkpoint_loss(checkpoint_path: Path) -> float:
     return held_out_loss(lambda x, y: model(x, y)[1], val_ids)
 
 
-def train_chapter_code(seconds: float) -> tuple[float, int]:
+def train_chapter_code(seconds: float, precision: str) -> tuple[float, int]:
     """The chapter's model code at the command's default shape, trained with the command's
-    default schedule (AdamW, warmup, cosine, clipping) for `seconds` of steps: (loss, steps)."""
+    default schedule (AdamW, warmup, cosine, clipping) for `seconds` of steps, its forward pass
+    under the Trainer's autocast when `precision` is "bfloat16": (loss, steps)."""
     text = tiny_shakespeare()
     tokenizer = CharTokenizer.from_text(text)
     train_ids, val_ids = train_val_split(tokenizer.encode(text))
@@ -74,7 +76,8 @@ def train_chapter_code(seconds: float) -> tuple[float, int]:
         start = time.perf_counter()
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, spent / seconds, c)
-        loss = loss_of(*sampler.sample())
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bfloat16"):
+            loss = loss_of(*sampler.sample())
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), c.grad_clip)
@@ -125,11 +128,12 @@ def main() -> None:
     if args.reference:
         if args.threads:
             torch.set_num_threads(args.threads)
-        loss, steps = train_chapter_code(summary["seconds"])
-        print(
-            f"the chapter's code, same shape and schedule, {summary['seconds']:z.1f} s: "
-            f"validation loss {loss:z.3f} after {steps} steps"
-        )
+        for precision in dict.fromkeys(("float32", summary["precision"])):
+            loss, steps = train_chapter_code(summary["seconds"], precision)
+            print(
+                f"the chapter's code, same shape and schedule, {precision} matrix products, "
+                f"{summary['seconds']:z.1f} s: validation loss {loss:z.3f} after {steps} steps"
+            )
 
 
 if __name__ == "__main__":

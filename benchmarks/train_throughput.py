@@ -10,6 +10,9 @@ share of this CPU's measured fp32 matmul peak. The data-parallel candidate is gp
 in `--processes` processes of one thread each (torch.distributed, gloo), each computing its
 share of the same batch of 12: the thread layout `torchrun --nproc_per_node=2` gives. Its
 workers wait on a pipe while the other candidates run, so the alternation holds for it too.
+Where this CPU multiplies bfloat16 natively (`gptlib.device.fast_precision`), two more: gptlib
+with bfloat16 matrix products (what `python -m gptlib train` picks there) and, as a control, the
+chapter's code under the same autocast. Shares of peak are of the float32 peak.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from _common import interleaved_medians, machine_line
 from torch.utils.flop_counter import FlopCounterMode
 
 from gptlib import GPTConfig
+from gptlib.device import fast_precision
 from gptlib.distributed import World
 from gptlib.lessons.experiments.costs import measure_matmul_peak
 from gptlib.lessons.experiments.variants import Variant, build_gpt
@@ -36,15 +40,19 @@ from gptlib.train import TrainConfig, Trainer
 B, T, V = 12, 64, 65
 
 
-def chapter_step_fn(data: torch.Tensor):
+def chapter_step_fn(data: torch.Tensor, precision: str = "float32"):
+    """The chapter's loop body; with "bfloat16", its forward pass under the same autocast
+    gptlib's Trainer uses (a control: how much of gptlib's lead mixed precision alone gives)."""
     model = ChapterGPT(V)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    enabled = precision == "bfloat16"
 
-    def step() -> None:  # the chapter's loop body
+    def step() -> None:
         ix = torch.randint(len(data) - T - 1, (B,))
         x = torch.stack([data[i : i + T] for i in ix])
         y = torch.stack([data[i + 1 : i + T + 1] for i in ix])
-        loss = model(x, y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled):
+            loss = model(x, y)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -57,11 +65,12 @@ def benchmark_data() -> torch.Tensor:
     return torch.randint(V, (200_000,))
 
 
-def gptlib_step_fn(data: torch.Tensor, attention: str, world: World | None = None):
+def gptlib_step_fn(
+    data: torch.Tensor, attention: str, world: World | None = None, precision: str = "float32"
+):
     model = build_gpt(GPTConfig(vocab_size=V, max_len=T), Variant(attention=attention))
-    trainer = Trainer(
-        model, data, data[:1000], TrainConfig(steps=10**9, batch_size=B, block_size=T), world
-    )
+    config = TrainConfig(steps=10**9, batch_size=B, block_size=T, precision=precision)
+    trainer = Trainer(model, data, data[:1000], config, world)
     return model, trainer.train_step
 
 
@@ -141,6 +150,10 @@ def main() -> None:
         "gptlib (SDPA, fused AdamW, clipping)": gptlib_step_fn(data, "fused")[1],
         "gptlib, written-out attention": gptlib_step_fn(data, "written-out")[1],
     }
+    if fast_precision(torch.device("cpu")) == "bfloat16":  # what `gptlib train` picks here
+        bf16 = "fused", None, "bfloat16"
+        candidates["gptlib, bfloat16 matrix products"] = gptlib_step_fn(data, *bf16)[1]
+        candidates["chapter code, same autocast (control)"] = chapter_step_fn(data, "bfloat16")[1]
     stop = None
     if args.processes > 1 and not args.cpu_time:  # CPU time of this process misses the workers
         name = f"gptlib, {args.processes} processes x 1 thread"

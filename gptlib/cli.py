@@ -29,10 +29,10 @@ from gptlib.checkpoint import VERSION, load_checkpoint, save_checkpoint, upgrade
 from gptlib.data.batches import train_val_split
 from gptlib.data.corpora import default_corpus, load_corpus
 from gptlib.data.tokenizer import CharTokenizer
-from gptlib.device import pick_device, seed_everything
+from gptlib.device import fast_precision, pick_device, seed_everything
 from gptlib.distributed import World, join_from_environment, leave
-from gptlib.model import GPT, GPTConfig
-from gptlib.train import NonFiniteLossError, TrainConfig, Trainer
+from gptlib.model import GPT, INITS, GPTConfig
+from gptlib.train import PRECISIONS, NonFiniteLossError, TrainConfig, Trainer
 
 # The command's defaults: the chapter's architecture at the shape and schedule that reach the
 # lowest held-out loss in 60 s on a 2-core laptop (benchmarks/train_quality.py; the search is in
@@ -40,6 +40,7 @@ from gptlib.train import NonFiniteLossError, TrainConfig, Trainer
 # the notebooks train with, stay the chapter's.
 MODEL_DEFAULTS = {"d_model": 128, "n_heads": 4, "n_layers": 2}
 DEFAULTS = TrainConfig(batch_size=24, lr=1e-2)
+MODEL_INIT = "pytorch"
 TRAIN_FLAGS = (  # flag, TrainConfig field, type, help
     ("--steps", "steps", int, "optimiser steps"),
     ("--time-budget", "time_budget_s", float, "stop after this many seconds of training steps"),
@@ -81,6 +82,12 @@ def _train_parser(sub: argparse._SubParsersAction) -> None:
             help=f"{what} (default: {default})",
         )
     run.add_argument(
+        "--precision",
+        choices=("auto", *PRECISIONS),
+        help="of the matrix products: auto picks bfloat16 where the hardware multiplies it "
+        "natively, else float32 (default: auto)",
+    )
+    run.add_argument(
         "--pause-after",
         type=int,
         metavar="STEPS",
@@ -93,6 +100,13 @@ def _train_parser(sub: argparse._SubParsersAction) -> None:
         "--max-len", type=int, help="positions the model can read (default: --block-size)"
     )
     model.add_argument("--dropout", type=float, default=0.0)
+    model.add_argument(
+        "--init",
+        choices=INITS,
+        default=MODEL_INIT,
+        help="starting weights: pytorch (each module's own default, as the chapter's code "
+        f"gets them) or gpt2 (std 0.02, the library's default) (default: {MODEL_INIT})",
+    )
     out = p.add_argument_group("output and machine")
     out.add_argument(
         "--out", help="checkpoint path (default: the --resume file, else gptlib_model.pt)"
@@ -171,6 +185,9 @@ def _train(args: argparse.Namespace, device: torch.device, world: World) -> dict
     given = {f: getattr(args, f) for _, f, _, _ in TRAIN_FLAGS if getattr(args, f) is not None}
     if not checkpoint and "time_budget_s" in given and "steps" not in given:
         given["steps"] = 10**9  # the time budget alone ends the run and its schedule
+    if args.precision is not None or not checkpoint:
+        choice = args.precision or "auto"
+        given["precision"] = fast_precision(device) if choice == "auto" else choice
     config = dataclasses.replace(base, **given)
     corpus = args.corpus or (checkpoint.meta.get("corpus") if checkpoint else None)
     name, text = _load_text(corpus)
@@ -189,7 +206,7 @@ def _train(args: argparse.Namespace, device: torch.device, world: World) -> dict
             max_len=args.max_len or config.block_size,
             dropout=args.dropout,
         )
-        model = GPT(model_config).to(device)
+        model = GPT(model_config, init=args.init).to(device)
         trainer = Trainer(model, train_ids, val_ids, config, world)
     if not world.is_main:
         trainer.run(max_steps=args.pause_after, progress=False)
@@ -197,7 +214,8 @@ def _train(args: argparse.Namespace, device: torch.device, world: World) -> dict
     processes = f" x {world.size} processes" if world.size > 1 else ""
     print(
         f"corpus {name}: {len(text):,} characters, vocabulary {tokenizer.vocab_size}; model "
-        f"{model.num_parameters():,} parameters on {device}{processes}",
+        f"{model.num_parameters():,} parameters on {device}{processes}, {config.precision} "
+        "matrix products",
         file=sys.stderr,
     )
 
@@ -211,6 +229,7 @@ def _train(args: argparse.Namespace, device: torch.device, world: World) -> dict
     trainer.run(max_steps=args.pause_after, progress=not args.no_progress, on_evaluate=save)
     summary = trainer.summary()
     summary["wall_seconds"] = round(time.perf_counter() - start, 3)
+    summary["precision"] = config.precision
     if not args.no_save:
         print(f"checkpoint saved to {out}", file=sys.stderr)
     return summary

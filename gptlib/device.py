@@ -96,6 +96,22 @@ def pick_device(preferred: str | None = None) -> torch.device:
     return choose_device(preferred).device
 
 
+def fast_precision(device: torch.device) -> str:
+    """ "bfloat16" where `device` multiplies bfloat16 matrices in hardware, else "float32".
+
+    The CLI's `--precision auto` (notebook 08 shows the command). CPUs qualify with AVX512-BF16
+    (AMD Zen 4 and later, Intel Cooper Lake) or AMX (Intel Sapphire Rapids and later); elsewhere
+    bfloat16 is emulated and slower than float32.
+    """
+    if device.type == "cuda":
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
+    if device.type == "cpu":
+        probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # torch.cpu, private
+        if any(getattr(torch.cpu, name, lambda: False)() for name in probes):
+            return "bfloat16"
+    return "float32"
+
+
 def describe_device(preferred: str | None = None) -> str:
     """One sentence for a notebook: the device `pick_device(preferred)` chooses, why, and that
     the notebooks' stored outputs come from the CPU."""

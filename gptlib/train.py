@@ -8,6 +8,7 @@ step, the batch generator and torch's global generator, the history).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from gptlib._validate import check_positive_int
 from gptlib.data.batches import BatchSampler
 from gptlib.distributed import World
 from gptlib.hooks import evaluating
+
+PRECISIONS = ("float32", "bfloat16")
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class TrainConfig:
     eval_batches: int = 20  # batches averaged per estimate
     time_budget_s: float | None = None  # stop after this many seconds of training steps
     seed: int = 0  # drives batch sampling
+    precision: str = "float32"  # of the training step's matrix products: "float32" or "bfloat16"
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "block_size", "eval_batches"):
@@ -60,6 +64,10 @@ class TrainConfig:
             raise ValueError(f"betas must be in [0, 1), got {self.beta1}, {self.beta2}")
         if self.time_budget_s is not None and not self.time_budget_s > 0:
             raise ValueError(f"time_budget_s must be > 0 or None, got {self.time_budget_s}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(
+                f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
+            )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -204,7 +212,8 @@ class Trainer:
             group["lr"] = lr
         x, y = (t[self.rows].to(self.device) for t in self.sampler.sample())
         self.model.train()
-        _, loss = self.forward(x, y)
+        with self.mixed_precision():
+            _, loss = self.forward(x, y)
         (value,) = self.world.mean([loss.item()])
         if not math.isfinite(value):
             self._diverged(f"the loss became {value}", lr)
@@ -220,6 +229,13 @@ class Trainer:
         self.history.lr.append(lr)
         self.step += 1
         return value
+
+    def mixed_precision(self) -> contextlib.AbstractContextManager:
+        """With precision "bfloat16": the step's matrix products in bfloat16 (weights, gradients,
+        optimiser state and the loss stay float32); held-out estimates always run in float32."""
+        if self.config.precision == "float32":
+            return contextlib.nullcontext()  # no autocast object: older torch refuses some devices
+        return torch.autocast(self.device.type, dtype=torch.bfloat16)
 
     def _diverged(self, what: str, lr: float) -> None:
         raise NonFiniteLossError(

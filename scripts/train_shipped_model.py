@@ -28,11 +28,13 @@ from gptlib.checkpoint import load_checkpoint, save_checkpoint
 from gptlib.data import tiny_shakespeare, train_val_split
 from gptlib.trained import MANIFEST, WEIGHTS, sha256_of
 
-# The chapter's shape (4 layers of 4 heads, d = 128) with 128 positions, batches of 24 windows.
+# The chapter's shape (4 layers of 4 heads, d = 128) with 128 positions, batches of 24 windows,
+# GPT-2's initialisation and float32 throughout (the command's defaults when the model was made).
 STEPS = 4000
 TRAIN_ARGS = ["--corpus", "tinyshakespeare", "--n-layers", "4", "--n-heads", "4", "--d-model",
               "128", "--block-size", "128", "--batch-size", "24", "--steps", str(STEPS), "--lr",
-              "5e-3", "--warmup", "100", "--eval-interval", "500", "--no-progress"]  # fmt: skip
+              "5e-3", "--warmup", "100", "--eval-interval", "500", "--init", "gpt2",
+              "--precision", "float32", "--no-progress"]  # fmt: skip
 
 
 @torch.no_grad()

@@ -144,3 +144,16 @@ def test_cache_appends_after_what_it_holds():
     keys, values = cache.append(k[:, :, :1], v[:, :, :1])
     assert cache.filled == 4 and torch.equal(keys[:, :, 3:], k[:, :, :1])
     assert torch.equal(values, torch.cat([v, v[:, :, :1]], dim=2))
+
+
+def test_bfloat16_attention_on_the_cpu_runs_the_kernel_in_float32():
+    torch.manual_seed(0)
+    layer = CausalSelfAttention(16, 4)
+    q, k, v = (torch.randn(2, 4, 5, 4).to(torch.bfloat16) for _ in range(3))
+    expected = layer.attend(q.float(), k.float(), v.float()).to(torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = layer.attend(q, k, v)
+    assert out.dtype == torch.bfloat16 and torch.equal(out, expected)
+    x = torch.randn(2, 5, 16)
+    in_bfloat16 = CausalSelfAttention(16, 4).to(torch.bfloat16)  # a model cast whole, no autocast
+    assert in_bfloat16(x.to(torch.bfloat16)).dtype == torch.bfloat16

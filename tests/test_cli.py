@@ -18,6 +18,7 @@ import gptlib.cli as cli
 from gptlib import GPT, GPTConfig
 from gptlib.checkpoint import load_checkpoint
 from gptlib.data import CharTokenizer
+from gptlib.device import fast_precision
 from tests.test_checkpoint import save_old_version
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,3 +191,46 @@ def test_upgrade_converts_a_version_1_checkpoint(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli.main(["upgrade", "--help"])
     assert "usage: python -m gptlib upgrade [-h] old new" in capsys.readouterr().out
+
+
+def test_precision_auto_is_the_hardwares_and_a_resumed_run_keeps_its_own(tmp_path, capsys):
+    out = tmp_path / "p.pt"
+    assert cli.main(["train", *TINY, "--steps", "2", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    auto = fast_precision(torch.device("cpu"))
+    assert last_json_line(captured.out)["precision"] == auto
+    assert f"{auto} matrix products" in captured.err
+    assert load_checkpoint(out).trainer_state["config"]["precision"] == auto
+    assert (
+        cli.main(["train", *TINY, "--steps", "2", "--precision", "float32", "--out", str(out)]) == 0
+    )
+    capsys.readouterr()
+    assert cli.main(["train", "--resume", str(out), "--steps", "3", "--no-progress"]) == 0
+    assert last_json_line(capsys.readouterr().out)["precision"] == "float32"  # the saved run's
+    with pytest.raises(SystemExit):  # argparse's usage error lists the choices
+        cli.main(["train", *TINY, "--precision", "fp16"])
+    assert "invalid choice: 'fp16'" in capsys.readouterr().err
+
+
+def test_init_chooses_the_starting_weights(tmp_path, capsys):
+    stds = {}
+    for init in ("pytorch", "gpt2"):
+        out = tmp_path / f"{init}.pt"
+        args = [
+            "train",
+            *TINY,
+            "--steps",
+            "1",
+            "--lr",
+            "1e-9",
+            "--min-lr",
+            "0",
+            "--init",
+            init,
+            "--out",
+            str(out),
+        ]
+        assert cli.main(args) == 0
+        stds[init] = load_checkpoint(out).build_model().tok_emb.weight.std().item()
+    capsys.readouterr()
+    assert 0.9 < stds["pytorch"] < 1.1 and stds["gpt2"] < 0.03  # N(0, 1) and GPT-2's 0.02

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from gptlib import describe_device, pick_device, seed_everything
-from gptlib.device import choose_device
+from gptlib.device import choose_device, fast_precision
 
 
 def test_seed_everything_repeats_all_generators():
@@ -113,3 +113,15 @@ def test_pick_device_on_this_machine(monkeypatch):
     monkeypatch.delenv("GPTLIB_DEVICE", raising=False)
     device = pick_device()
     assert torch.zeros(1, device=device).device.type == device.type
+
+
+@pytest.mark.parametrize(("avx512_bf16", "amx", "expected"), [
+    (True, False, "bfloat16"), (False, True, "bfloat16"), (False, False, "float32"),
+])  # fmt: skip
+def test_fast_precision_takes_bfloat16_only_where_the_cpu_multiplies_it(
+    monkeypatch, avx512_bf16, amx, expected
+):
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
+    assert fast_precision(torch.device("cpu")) == expected
+    assert fast_precision(torch.device("mps")) == "float32"

@@ -174,3 +174,23 @@ def test_temperature_and_top_k_probabilities():
     assert next_token_probs(logits, temperature=0).tolist() == [[1.0, 0.0, 0.0, 0.0]]
     assert sample_next(logits, temperature=0).item() == 0
     assert torch.equal(next_token_probs(logits, top_k=10), torch.softmax(logits, -1))
+
+
+def test_pytorch_init_keeps_each_modules_default():
+    config = GPTConfig(vocab_size=65, d_model=64, n_heads=4, n_layers=2, max_len=32)
+    seed_everything(0)
+    ours = GPT(config, init="pytorch")
+    seed_everything(0)
+    gpt2 = GPT(config)
+    assert 0.9 < ours.tok_emb.weight.std().item() < 1.1  # nn.Embedding: N(0, 1)
+    assert 0.015 < gpt2.tok_emb.weight.std().item() < 0.025  # GPT-2's 0.02
+    block = ours.blocks[1]
+    assert block.mlp.down.weight.abs().max().item() <= 1 / math.sqrt(4 * 64)  # U(±1/√fan_in)
+    assert block.mlp.down.weight.std().item() > 0.8 / math.sqrt(3 * 4 * 64)
+    assert block.attn.qkv.bias.abs().max().item() > 0  # biases are not zeroed
+    assert torch.equal(block.ln1.weight, torch.ones(64))
+    assert not torch.equal(ours.lm_head.weight, gpt2.lm_head.weight)
+    with pytest.raises(
+        ValueError, match=r"init must be one of \('gpt2', 'pytorch'\), got 'xavier'"
+    ):
+        GPT(config, init="xavier")

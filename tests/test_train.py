@@ -226,3 +226,34 @@ def test_bad_configurations_are_explained():
 def test_history_round_trips_through_a_dict():
     h = History(step=[0, 1], train_loss=[4.1, 3.9], lr=[1e-3, 2e-3])
     assert History.from_dict(h.to_dict()) == h
+
+
+def test_bfloat16_precision_multiplies_in_bfloat16_and_keeps_float32_state():
+    losses = {}
+    for precision in ("float32", "bfloat16"):
+        model = small_model()
+        seen = []  # the dtype of one matrix product's output, at every forward pass
+        model.blocks[0].mlp.up.register_forward_hook(
+            lambda m, i, out, seen=seen: seen.append(out.dtype)
+        )
+        trainer = Trainer(model, TRAIN_IDS, VAL_IDS, small_config(precision=precision))
+        losses[precision] = [trainer.train_step() for _ in range(6)]
+        assert set(seen) == {getattr(torch, precision)}
+        assert {p.dtype for p in model.parameters()} == {torch.float32}
+        assert {p.grad.dtype for p in model.parameters()} == {torch.float32}
+        assert trainer.optimizer.state[model.lm_head.weight]["exp_avg"].dtype == torch.float32
+        seen.clear()
+        estimate = trainer.evaluate()  # held-out estimates always run in float32
+        assert set(seen) == {torch.float32}
+        assert estimate == Trainer(model, TRAIN_IDS, VAL_IDS, small_config()).evaluate()
+    # bfloat16 keeps 8 bits of mantissa: the same run, a few thousandths apart
+    torch.testing.assert_close(
+        torch.tensor(losses["bfloat16"]), torch.tensor(losses["float32"]), atol=0.03, rtol=0
+    )
+    assert losses["bfloat16"] != losses["float32"]
+
+
+def test_an_unknown_precision_is_explained():
+    with pytest.raises(ValueError, match="precision must be one of float32, bfloat16, got 'fp16'"):
+        TrainConfig(precision="fp16")
+    assert TrainConfig.from_dict({"steps": 3}).precision == "float32"  # checkpoints before it
