@@ -37,7 +37,7 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-IGNORE_MARKER = "NBVAL_IGNORE_OUTPUT"
+IGNORE_TAG = "nbval-ignore-output"
 NUMERICS = {
     "native": {"OMP_NUM_THREADS": "1"},
     "default": {"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"},
@@ -87,8 +87,8 @@ def run_once(path: Path, offset: int, numerics: str, log: Path) -> float:
 def training_cells(path: Path) -> dict[int, str]:
     """{code-cell index: source} of the cells whose output nbval ignores."""
     nb = nbformat.read(path, as_version=4)
-    code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
-    return {i: src for i, src in enumerate(code) if IGNORE_MARKER in src}
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    return {i: c.source for i, c in enumerate(code) if IGNORE_TAG in c.metadata.get("tags", [])}
 
 
 Key = tuple[str, int, str, int]  # notebook, code cell, clause text, pair in a chain (-1: none)

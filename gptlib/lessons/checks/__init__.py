@@ -20,7 +20,7 @@ from gptlib.lessons.checks.core import (
     register,
     verify,
 )
-from gptlib.lessons.checks.in_notebook import check
+from gptlib.lessons.checks.in_notebook import check, show_solution
 from gptlib.lessons.checks.outcomes import Outcome, read_outcome
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "check",
     "read_outcome",
     "register",
+    "show_solution",
     "verify",
 ]
 

@@ -5,15 +5,22 @@ Each notebook's exercises are registered in `gptlib.lessons.checks.nbNN`.
 implemented, that it returns the right shape with finite values, the properties that need no
 reference (rows sum to 1, causality, ...), and finally agreement with the reference. On any
 failure it tries the catalogue of known mistakes and, when one reproduces the student's output
-(or the error it raised), raises with that mistake's message and name instead of a bare "wrong".
+(or the error it raised), raises with that mistake's message and name instead of a bare "wrong";
+otherwise the message ends with the exercise's next hint, from the idea to the specific, and
+after the last one points to `show_solution`, the one place a solution's code is shown
+(`solution_source`).
 An exercise whose answer is a class says how to run it (`Exercise.adapt`). The notebooks call
 `check` (in `in_notebook`), which reports instead of raising.
 """
 
 from __future__ import annotations
 
+import inspect
+import textwrap
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -96,7 +103,7 @@ class Exercise:
     atol: float = 1e-5
     rtol: float = 1e-4
     seed: int = 0
-    hint: str = field(default="")
+    hints: tuple[str, ...] = ()  # from the idea to the specific; never the solution's code
     returns: tuple[str, ...] = ()
     stand_in: Callable[..., Any] | None = None
     adapt: Callable[[Any], Callable[..., Any]] | None = None
@@ -151,12 +158,50 @@ def _mistake_raising(exercise: Exercise, error: Exception, args: tuple) -> Mista
     return None
 
 
+_WRONG_TRIES: Counter[str] = Counter()  # uncatalogued wrong answers so far, per exercise
+
+
+def next_hint(exercise: Exercise) -> str:
+    """What to add to an uncatalogued wrong answer's message: the exercise's first hint on the
+    first such answer, the next one on each later answer; after the last hint, also where the
+    reference solution is (`show_solution`)."""
+    tries = _WRONG_TRIES[exercise.name]
+    _WRONG_TRIES[exercise.name] += 1
+    hints = exercise.hints
+    if not hints:
+        return ""
+    shown = min(tries, len(hints) - 1)
+    text = f" Hint {shown + 1} of {len(hints)}: {hints[shown]}"
+    if tries >= len(hints) - 1:
+        text += (
+            " Still stuck? `from gptlib.lessons.checks import show_solution`, then "
+            f"`show_solution({exercise.name!r})` prints the reference solution."
+        )
+    return text
+
+
+def forget_tries(name: str | None = None) -> None:
+    """Start the hints of exercise `name` (default: every exercise) from the first again."""
+    if name is None:
+        _WRONG_TRIES.clear()
+    else:
+        _WRONG_TRIES.pop(name, None)
+
+
+def solution_source(name: str) -> str:
+    """The reference solution of exercise `name` as source code, under a heading saying what it
+    is (`in_notebook.show_solution` prints it): never part of a check's message."""
+    exercise = exercise_named(name)
+    source = textwrap.dedent(inspect.getsource(exercise.reference))
+    where = inspect.getsourcefile(exercise.reference)
+    return f"# The reference solution of exercise {name!r} ({Path(where).name}):\n{source}"
+
+
 def _fail(exercise: Exercise, got: Any, args: tuple, what: str) -> None:
     mistake = _matching_mistake(exercise, got, args)
     if mistake is not None:
         raise CheckError(exercise.name, mistake.message, mistake.name)
-    hint = f" Hint: {exercise.hint}" if exercise.hint else ""
-    raise CheckError(exercise.name, f"{what}.{hint}")
+    raise CheckError(exercise.name, f"{what}.{next_hint(exercise)}")
 
 
 def verify(name: str, student_fn: Callable[..., Any]) -> int:

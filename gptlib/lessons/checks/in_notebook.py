@@ -28,6 +28,7 @@ from gptlib.lessons.checks.core import (
     CheckError,
     Exercise,
     exercise_named,
+    solution_source,
     verify,
 )
 from gptlib.lessons.checks.outcomes import not_yet_text, passed_line
@@ -67,6 +68,12 @@ def check(
     sys.stderr.write(not_yet_text(error))
     sys.stderr.flush()
     _show_notice(exercise.name, _stand_in(exercise, student_fn, namespace))
+
+
+def show_solution(name: str) -> None:
+    """Print the reference solution of exercise `name`: the deliberate, separate step a student
+    takes to see an answer (a check's hints never contain its code)."""
+    print(solution_source(name))
 
 
 def make_stand_in(exercise: Exercise, name: str) -> Callable[..., Any]:

@@ -87,7 +87,14 @@ register(
             ),
         ),
         properties=(Property("gradient path", _keeps_the_gradient),),
-        hint="E[idx] has shape [B, T, d]; P[:T] has shape [T, d] and broadcasts over the batch.",
+        hints=(
+            "Two lookups and a sum: each token id picks a row of the token table, each position "
+            "index picks a row of the position table, and the position rows are the same for "
+            "every sequence of the batch.",
+            "Indexing a [V, d] table with [B, T] ids gives [B, T, d]; the first T rows of the "
+            "position table are [T, d], and adding [T, d] to [B, T, d] broadcasts it over the "
+            "batch.",
+        ),
     )
 )
 
@@ -188,6 +195,13 @@ register(
             ),
         ),
         properties=(Property("position 0", _row_zero_is_sin0_cos0),),
-        hint="angle(pos, i) = pos / base^(2i/d); column 2i = sin(angle), column 2i+1 = cos(angle).",
+        hints=(
+            "Each pair of columns is one frequency: a position times that frequency is an "
+            "angle, and the pair holds the sine and the cosine of the angle. The frequencies "
+            "fall geometrically, from 1 for the first pair toward 1/base for the last.",
+            "Pair i (columns 2i and 2i + 1) has frequency base to the power −2i/d; an outer "
+            "product of the positions and the d/2 frequencies gives every angle at once. Even "
+            "columns take the sine, odd columns the cosine.",
+        ),
     )
 )

@@ -135,9 +135,14 @@ register(
             ),
         ),
         properties=(Property("rows sum to 1", _sums_to_one),),
-        hint="shift by the row max, exponentiate, divide by the row sum (keepdim=True). The "
-        "check's rows include scores near 1000 and scores spread by more than 100, where any "
-        "other shift lets exp overflow.",
+        hints=(
+            "Softmax does not change when the same number is subtracted from every score of a "
+            "row. Pick the number that keeps every exponent at or below 0, so that exp cannot "
+            "overflow: the check's rows include scores near 1000 and rows spread by more than "
+            "100.",
+            "Subtract each row's largest score (keep its dimension, so that it broadcasts back "
+            "over the row), exponentiate, and divide by each row's sum over the last axis.",
+        ),
     )
 )
 
@@ -325,7 +330,14 @@ register(
         ),
         properties=(Property("weights", _attention_weights_ok),),
         returns=("the output", "the weights"),
-        hint="scores = q @ k.transpose(-2, -1) / √d_k; where mask is False, fill the score with "
-        "float('-inf'); weights = softmax over dim=-1; output = weights @ v.",
+        hints=(
+            "Three steps: compare every query with every key (a dot product, divided by the "
+            "square root of the key width), turn each query's row of scores into weights, and "
+            "mix the values with those weights. A blocked position must end with weight exactly "
+            "0.",
+            "The scores are [..., T_q, T_k]: q against k with k's last two axes swapped. A "
+            "blocked score becomes −∞ before the softmax over the keys (the last axis), so that "
+            "exp gives 0. Return the output and the weights, in that order.",
+        ),
     )
 )

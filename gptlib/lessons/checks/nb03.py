@@ -70,7 +70,12 @@ register(
                 lambda T: torch.ones(T, T, dtype=torch.bool).triu(diagonal=1),
             ),
         ),
-        hint="row i is the query, column j the key; True where j <= i, dtype torch.bool",
+        hints=(
+            "Row i is the query at position i and column j the key at position j; a query may "
+            "read its own position and every earlier one, never a later one.",
+            "The allowed entries are the lower triangle, diagonal included: a [T, T] tensor of "
+            "booleans, True where reading is allowed.",
+        ),
     )
 )
 
@@ -192,6 +197,11 @@ register(
                 lambda s: torch.softmax(s, dim=-1),
             ),
         ),
-        hint="masked_fill the scores where j > i with float('-inf'), then softmax over dim=-1",
+        hints=(
+            "A later key must end with weight exactly 0 while each row still sums to 1: block "
+            "it before the softmax, not after.",
+            "Every score above the diagonal (a key later than its query) becomes −∞; then the "
+            "softmax over the keys, the last axis.",
+        ),
     )
 )

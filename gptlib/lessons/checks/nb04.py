@@ -88,7 +88,14 @@ register(
                 _split_interleaved,
             ),
         ),
-        hint="x.view(B, T, h, d_h) then .transpose(1, 2)",
+        hints=(
+            "Head i owns the i-th block of d_h consecutive features. First cut the last axis "
+            "into (heads, d_h) without moving any number, then bring the head axis in front of "
+            "the positions.",
+            "View the tensor as [B, T, h, d_h], then swap axes 1 and 2. Viewing it straight as "
+            "[B, h, T, d_h] puts features of several positions into one head: the chapter's "
+            "reshape pitfall.",
+        ),
     )
 )
 
@@ -122,8 +129,12 @@ register(
                 _merge_interleaved,
             ),
         ),
-        hint="out.transpose(1, 2).reshape(B, T, h * d_h) (reshape, since the transpose is not "
-        "contiguous)",
+        hints=(
+            "Undo split_heads in reverse order: put the positions back in front of the heads, "
+            "then join each position's h blocks of d_h features into one axis of h·d_h.",
+            "After the two axes are swapped the tensor is no longer contiguous in memory, so "
+            "view cannot join the last two axes; reshape can (or contiguous, then view).",
+        ),
     )
 )
 
@@ -299,8 +310,13 @@ register(
                 _NoOutputProjection,
             ),
         ),
-        hint="qkv(x) split into q, k, v [B, T, d]; view(B, T, h, d_h).transpose(1, 2); scores "
-        "/ √d_h; -inf above the diagonal; softmax over the keys; @ v; transpose(1, 2).reshape("
-        "B, T, d); proj",
+        hints=(
+            "Two linear layers: one makes q, k and v at once (d → 3d), one mixes the heads' "
+            "outputs (d → d). forward cuts the queries, keys and values apart, splits each into "
+            "heads, attends causally in every head, merges the heads and projects.",
+            "Scale the scores by one over the square root of a head's width d_h, not the "
+            "model's width; give each key later than its query −∞ before the softmax over the "
+            "keys; split_heads and merge_heads above do the reshaping.",
+        ),
     )
 )

@@ -196,8 +196,13 @@ register(
                 _NoBiases,
             ),
         ),
-        hint="__init__: self.up = nn.Linear(d_model, 4 * d_model), self.down = "
-        "nn.Linear(4 * d_model, d_model); forward: self.down(F.gelu(self.up(x))).",
+        hints=(
+            "Two linear layers with a GELU between them: the first widens each position's "
+            "vector by a factor of four, the second brings it back to d_model.",
+            "The check loads weights by name: `up` (d_model → 4·d_model) and `down` (4·d_model "
+            "→ d_model), both with biases; forward applies up, the exact GELU (F.gelu's "
+            "default), then down.",
+        ),
     )
 )
 
@@ -248,6 +253,11 @@ register(
                 lambda d, bias: 4 * d**2 + (4 * d if bias else 0),
             ),
         ),
-        hint="count W_up (d × 4d), W_down (4d × d), and with bias=True b_up (4d) and b_down (d).",
+        hints=(
+            "Count each linear layer as its weight matrix plus, when it has one, its bias "
+            "vector; the MLP has two layers, d → 4d and 4d → d.",
+            "A layer from m to n features has m·n weights and n biases; without biases only the "
+            "two matrices count.",
+        ),
     )
 )

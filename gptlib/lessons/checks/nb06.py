@@ -160,8 +160,13 @@ register(
                 ),
             ),
         ),
-        hint="mean and biased variance over the last axis; (x − mean) / sqrt(var + eps); "
-        "then gamma * x_hat + beta.",
+        hints=(
+            "Normalise each position's vector on its own: over the feature axis (the last one) "
+            "only, to mean 0 and variance 1, then scale by the learned γ and shift by β.",
+            "Use the biased variance (divide by d, not d − 1), as nn.LayerNorm does, and put "
+            "eps inside the square root; keep the dimension of the mean and variance so that "
+            "they broadcast back.",
+        ),
     )
 )
 
@@ -295,7 +300,13 @@ register(
                 _pre_ln_wrong(lambda x, ln1, attn, ln2, mlp: x + attn(ln1(x)) + mlp(ln2(x))),
             ),
         ),
-        hint="Pre-LN: x = x + attn(ln1(x)); return x + mlp(ln2(x)). Post-LN: x = ln1(x + "
-        "attn(x)); return ln2(x + mlp(x)).",
+        hints=(
+            "Both placements add each sublayer's output to the stream it read. They differ in "
+            "where the LayerNorm sits: Pre-LN normalises what enters each sublayer and never "
+            "the stream itself; Post-LN normalises the stream after each addition.",
+            "Pre-LN: each sublayer reads its own norm of the stream, and its output is added to "
+            "the unnormalised stream. Post-LN: each sublayer reads the stream itself, and the "
+            "norm is applied to the sum.",
+        ),
     )
 )

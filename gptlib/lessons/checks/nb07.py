@@ -277,7 +277,12 @@ register(
         ),
         atol=1e-4,
         rtol=1e-4,
-        hint="x = x + self.attn(self.ln1(x)); x = x + self.mlp(self.ln2(x)); return x",
+        hints=(
+            "A Pre-LN block is two residual steps, attention then MLP; each sublayer reads a "
+            "normalised copy of the stream, with its own LayerNorm.",
+            "Attention reads the first norm's output and the MLP the second's; the sums stay "
+            "unnormalised inside the block, and the block returns the stream after both steps.",
+        ),
     )
 )
 
@@ -491,8 +496,14 @@ register(
         ),
         atol=1e-4,
         rtol=1e-4,
-        hint="x = tok_emb(idx) + pos_emb(arange(T)); every block; ln_f; lm_head; "
-        "F.cross_entropy(logits.flatten(0, 1), targets.flatten())",
+        hints=(
+            "forward has four stages: embed (token rows plus position rows), every block in "
+            "order, the final LayerNorm, and the unembedding to one logit per vocabulary entry; "
+            "with targets it also returns the mean cross-entropy.",
+            "The positions of an input of length T are 0 … T − 1; cross-entropy compares [B·T, "
+            "V] logits with [B·T] targets, so flatten the batch and time axes of both. Without "
+            "targets the loss is None.",
+        ),
     )
 )
 
@@ -639,7 +650,14 @@ register(
                 functools.partial(_generate, top_k_rule="zero"),
             ),
         ),
-        hint="for each new token: logits = model(idx[:, -max_len:])[0][:, -1] / temperature; "
-        "top-k; softmax; torch.multinomial(probs, 1, generator=generator); torch.cat",
+        hints=(
+            "One token at a time: run the model on what it can read, take the logits of the "
+            "last position only, turn them into probabilities, draw one id, append it, and "
+            "repeat.",
+            "Feed at most the last max_len ids; divide the logits by the temperature before the "
+            "softmax, keep only the k largest when top_k is given, and draw with "
+            "torch.multinomial and the generator you were passed, so that the check can repeat "
+            "your draws.",
+        ),
     )
 )

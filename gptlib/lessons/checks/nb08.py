@@ -74,7 +74,14 @@ register(
                 ),
             ),
         ),
-        hint="flatten logits[:, :-1] to [B·(T−1), V] and tokens[:, 1:] to [B·(T−1)].",
+        hints=(
+            "The logits at position t predict the token at position t + 1: the last position "
+            "has nothing to predict and the first token is never a target. Line predictions and "
+            "targets up, then take the mean cross-entropy.",
+            "Drop the last position of the logits and the first token of each sequence; "
+            "cross-entropy wants [N, V] logits and [N] targets, so flatten batch and time into "
+            "one axis of B·(T − 1).",
+        ),
     )
 )
 
@@ -141,7 +148,12 @@ register(
                 lambda lo, t: torch.softmax(lo / t, dim=0),
             ),
         ),
-        hint="probabilities = softmax(logits / temperature) over the last axis.",
+        hints=(
+            "The temperature rescales the logits before the softmax: dividing by more than 1 "
+            "flattens the distribution, by less than 1 sharpens it.",
+            "Divide every logit by the temperature, then take the softmax over the vocabulary, "
+            "the last axis.",
+        ),
     )
 )
 
@@ -225,6 +237,11 @@ register(
                 _k_minus_one,
             ),
         ),
-        hint="kth = torch.topk(logits, k).values[:, -1:]; mask logits < kth with −∞; softmax.",
+        hints=(
+            "Keep the k largest logits of each row and make every other token impossible before "
+            "normalising, so that the kept tokens share all the probability.",
+            "Find each row's k-th largest logit; every logit below it becomes −∞ (exp gives "
+            "exactly 0); then the softmax over the last axis.",
+        ),
     )
 )

@@ -66,7 +66,13 @@ register(
         ),
         atol=0.5,
         rtol=0.0,
-        hint="count attention, MLP and the two LayerNorms separately, weights and biases.",
+        hints=(
+            "Count by part: the attention's projections, the MLP's two layers and the two "
+            "LayerNorms, each with its weights and its biases.",
+            "The fused qkv is one layer d → 3d and the output projection d → d; the MLP's "
+            "layers are d → 4d and 4d → d; a layer from m to n features has m·n weights and n "
+            "biases, and a LayerNorm has a γ and a β of width d.",
+        ),
     )
 )
 
@@ -124,6 +130,12 @@ register(
         ),
         atol=0.0,
         rtol=1e-6,
-        hint="FLOPs = 6·N·D; seconds = FLOPs / (peak_flops × mfu); hours = seconds / 3600.",
+        hints=(
+            "Training costs about six FLOPs per parameter per token (two in the forward pass, "
+            "four in the backward pass); one GPU delivers its peak rate times the utilisation "
+            "you assume.",
+            "All the FLOPs divided by one GPU's effective FLOP/s give GPU-seconds; divide by "
+            "3600 for GPU-hours.",
+        ),
     )
 )

@@ -12,6 +12,7 @@ from gptlib.lessons.checks import (
     Property,
     verify,
 )
+from gptlib.lessons.checks.core import forget_tries
 
 
 def _row_softmax(x: torch.Tensor) -> torch.Tensor:
@@ -33,13 +34,14 @@ EXERCISE = Exercise(
     make_inputs=lambda g: [(torch.randn(4, 5, generator=g),)],
     mistakes=(COLUMN_SOFTMAX,),
     properties=(Property("rows sum to 1", _rows_sum_to_one),),
-    hint="use torch.softmax",
+    hints=("each row is one distribution", "normalise over the last axis"),
 )
 
 
 @pytest.fixture(autouse=True)
 def registered():
     REGISTRY[EXERCISE.name] = EXERCISE
+    forget_tries(EXERCISE.name)
     yield
     del REGISTRY[EXERCISE.name]
 
@@ -65,9 +67,27 @@ def test_known_mistake_is_named_even_when_a_property_fails_first():
 
 
 def test_unknown_wrong_answer_reports_the_property_and_the_hint():
-    with pytest.raises(CheckError, match="rows sum to 1: .* Hint: use torch.softmax") as info:
+    with pytest.raises(CheckError, match="rows sum to 1: .* Hint 1 of 2: each row is one") as info:
         verify(EXERCISE.name, lambda x: torch.exp(x))
     assert info.value.mistake is None
+    assert "show_solution" not in info.value.detail
+
+
+def test_hints_come_in_steps_and_only_the_last_points_to_the_solution():
+    details = []
+    for _ in range(3):
+        with pytest.raises(CheckError) as info:
+            verify(EXERCISE.name, lambda x: torch.exp(x))
+        details.append(info.value.detail)
+    assert details[0].endswith("Hint 1 of 2: each row is one distribution")
+    assert "Hint 2 of 2: normalise over the last axis" in details[1]
+    assert "show_solution('engine-demo-softmax')" in details[1]
+    assert details[2] == details[1]  # the last hint stays
+    with pytest.raises(CheckError, match="softmax over the wrong axis"):  # a named mistake
+        verify(EXERCISE.name, COLUMN_SOFTMAX.implementation)  # needs no hint
+    forget_tries(EXERCISE.name)
+    with pytest.raises(CheckError, match="Hint 1 of 2"):
+        verify(EXERCISE.name, lambda x: torch.exp(x))
 
 
 def test_wrong_values_with_right_properties_report_the_difference():
