@@ -1,5 +1,5 @@
 # Two commands for a fresh machine (see README.md):
-#   make lab    set up .venv and open the notebooks in JupyterLab
+#   make lab    set up .venv and open the workbook (your copy, in my-work/) in JupyterLab
 #   make test   set up .venv and run the whole test suite (unit tests, every notebook under
 #               strict nbval, the classroom pipeline and, where Chromium is installed, the UI)
 # Also: make check (ruff and the fast unit tests: no notebook, site, browser or classroom run),
@@ -24,8 +24,10 @@ PYTEST_ARGS ?=
 # JupyterLab refuses to start as root (as in most containers) unless told --allow-root.
 USER_ID ?= $(shell id -u)
 LAB_FLAGS := $(if $(filter 0,$(USER_ID)),--allow-root)
-# The notebook `make lab` opens, e.g. make lab NOTEBOOK=notebooks/03_the_causal_mask.ipynb
-NOTEBOOK ?= notebooks/00_start_here.ipynb
+# The notebook `make lab` opens: the student's copy of workbook 00 in my-work/ (made and kept up
+# to date by scripts/editions.py open, which never overwrites a copy the student changed). The
+# solved edition: make lab NOTEBOOK=notebooks/00_start_here.ipynb
+NOTEBOOK ?= my-work/00_start_here.ipynb
 # The website's launch links: the repository's public address and the ref Binder builds.
 # Default: repository.url in book/_config.yml, else the clone's origin remote if it is https.
 REPO_URL ?=
@@ -50,6 +52,7 @@ $(SITE_STAMP): $(STAMP)
 	touch $(SITE_STAMP)
 
 lab: setup
+	$(BIN)/python scripts/editions.py open
 	$(BIN)/jupyter lab $(LAB_FLAGS) $(NOTEBOOK)
 
 test: setup $(SITE_STAMP)
@@ -63,7 +66,7 @@ test: setup $(SITE_STAMP)
 # thread. A stored output that depends on the machine's SIMD width or thread count fails here, on
 # the maintainer's machine, before it reaches a student's (CI runs it after make test).
 test-portable: setup
-	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 $(BIN)/python -m pytest notebooks \
+	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 $(BIN)/python -m pytest notebooks docs \
 		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		--nbval-cell-timeout=600 -p no:cacheprovider -q $(PYTEST_ARGS)
 

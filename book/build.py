@@ -5,14 +5,17 @@
     python -m book.build --repo-url https://github.com/org/repo --ref main
 
 Steps: stage the book's sources in book/_build/src (the committed notebooks with their outputs,
-never re-executed; README.md; docs/*.md; a landing page and table of contents generated from
-notebooks/NN_*.ipynb by book/course.py; book/_config.yml with the repository address), build
-them with Jupyter Book 1 (Sphinx) with every warning an error, then check every internal link
-and asset of the result (book/check_links.py). No step needs the network.
+never re-executed; README.md; the guides, docs/*.md and the maintainers' notebook
+docs/under_the_hood.ipynb; a landing page and table of contents generated from
+notebooks/NN_*.ipynb and docs/ by book/course.py; book/_config.yml with the repository
+address), build them with Jupyter Book 1 (Sphinx) with every warning an error, then check every
+internal link and asset of the result (book/check_links.py). No step needs the network.
 
-In the staged copies, the code of nbgrader solution cells is folded behind a "Show the
-solution" toggle (the committed notebooks are not changed). Repository files that the pages
-link to (a script, a licence) are staged too, and served as downloads.
+In the staged copies of the notebooks (`fold_cells`), the code of nbgrader solution cells is
+folded behind a "Show the solution" toggle, and the guard cells (tag `guard`: the assertions
+that protect the results of the lesson cell above them, which the workbook leaves out) behind a
+"Show the maintainers' checks" toggle; the committed notebooks are not changed. Repository
+files that the pages link to (a script, a licence) are staged too, and served as downloads.
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ SOLUTION_PROMPTS = {
     "code_prompt_show": "Show the solution",
     "code_prompt_hide": "Hide the solution",
 }
+# A guard cell (scripts/editions.py GUARD_TAG) holds the asserts under a lesson cell.
+GUARD_TAG = "guard"
+GUARD_PROMPTS = {
+    "code_prompt_show": "Show the maintainers' checks",
+    "code_prompt_hide": "Hide the maintainers' checks",
+}
 
 
 def git_origin() -> str:
@@ -65,15 +74,54 @@ def repository_address(requested: str, configured: str) -> str:
     return public_repo_url(git_origin()) or ""
 
 
+def install_address_warning(requested: str, configured: str) -> str | None:
+    """The warning for a --repo-url other than book/_config.yml's repository.url: the launch
+    links then open that repository's workbooks, but each workbook's first cell installs gptlib
+    from the configured address (where gptlib is missing, as in Colab)."""
+    if not requested or public_repo_url(requested) == public_repo_url(configured):
+        return None
+    return (
+        f"site: warning: the workbooks install gptlib (in Colab, or wherever it is missing) from "
+        f"repository.url of book/_config.yml ({configured or 'not set'}), not from --repo-url "
+        f"{requested}, so the pages get no Colab links; set repository.url to it and run "
+        "make notebooks to regenerate the workbooks"
+    )
+
+
+def _fold(cell: dict, prompts: dict[str, str]) -> None:
+    """Show the code of `cell` behind a toggle labelled by `prompts` (MyST-NB's hide-input)."""
+    tags = cell["metadata"].setdefault("tags", [])
+    if "hide-input" not in tags:
+        tags.append("hide-input")
+    cell["metadata"]["mystnb"] = dict(prompts)
+
+
 def fold_solutions(notebook: dict) -> dict:
     """Mark nbgrader solution cells so that the page shows their code behind a toggle."""
     for cell in notebook["cells"]:
         if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution"):
-            tags = cell["metadata"].setdefault("tags", [])
-            if "hide-input" not in tags:
-                tags.append("hide-input")
-            cell["metadata"]["mystnb"] = dict(SOLUTION_PROMPTS)
+            _fold(cell, SOLUTION_PROMPTS)
     return notebook
+
+
+def fold_guards(notebook: dict) -> dict:
+    """Mark guard cells (tag `guard`) so that the page shows their asserts behind a toggle."""
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code" and GUARD_TAG in cell["metadata"].get("tags", []):
+            _fold(cell, GUARD_PROMPTS)
+    return notebook
+
+
+def fold_cells(notebook: dict) -> dict:
+    """The staged copy of a notebook: solutions and guard cells folded behind their toggles."""
+    return fold_guards(fold_solutions(notebook))
+
+
+def stage_notebook(source: Path, staged: Path) -> None:
+    """Write the staged copy (`fold_cells`) of the notebook file `source` to `staged`."""
+    content = json.loads(source.read_text(encoding="utf-8"))
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    staged.write_text(json.dumps(fold_cells(content)), encoding="utf-8")
 
 
 def linked_files(markdown: str, page: Path) -> set[Path]:
@@ -94,7 +142,7 @@ def copy_linked_files(src: Path) -> None:
     the site serves them as downloads instead of failing the build on a missing target."""
     pages = list(src.glob("*.md")) + list(src.glob("docs/**/*.md"))
     texts = [(page, page.read_text(encoding="utf-8")) for page in pages]
-    for notebook in src.glob("notebooks/*.ipynb"):
+    for notebook in [*src.glob("notebooks/*.ipynb"), *src.glob("docs/**/*.ipynb")]:
         cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
         markdown = (c for c in cells if c["cell_type"] == "markdown")
         texts.append((notebook, "\n".join("".join(c["source"]) for c in markdown)))
@@ -113,12 +161,14 @@ def stage(src: Path, repo_url: str, ref: str) -> None:
     (src / "notebooks").mkdir(parents=True)
     course = notebooks()
     for notebook in course:
-        content = json.loads((ROOT / notebook.path).read_text(encoding="utf-8"))
-        (src / notebook.path).write_text(json.dumps(fold_solutions(content)), encoding="utf-8")
+        stage_notebook(ROOT / notebook.path, src / notebook.path)
     shutil.copy2(ROOT / "README.md", src / "README.md")
     guide_paths = guides()
     if (ROOT / "docs").is_dir():
         shutil.copytree(ROOT / "docs", src / "docs")
+        for guide in guide_paths:  # a notebook among the guides: its cells folded, as above
+            if guide.endswith(".ipynb"):
+                stage_notebook(ROOT / guide, src / guide)
     copy_linked_files(src)
     (src / "index.md").write_text(landing_page(course, guide_paths), encoding="utf-8")
     (src / "_toc.yml").write_text(table_of_contents(course, guide_paths), encoding="utf-8")
@@ -142,11 +192,15 @@ def jupyter_book() -> str:
 def build(out: Path = BOOK, repo_url: str = "", ref: str = "") -> Path:
     """Stage into out/_build/src, build into out/_build/html, check links; the HTML folder."""
     configured = yaml.safe_load((BOOK / "_config.yml").read_text(encoding="utf-8"))
-    address = repository_address(repo_url, configured["repository"].get("url", ""))
+    configured_url = configured["repository"].get("url") or ""
+    address = repository_address(repo_url, configured_url)
+    warning = install_address_warning(repo_url, configured_url)
+    if warning:
+        print(warning, file=sys.stderr)
     if not address:
         print(
             "site: no public repository address (set REPO_URL, or repository.url in "
-            "book/_config.yml): the notebook pages get no Binder or JupyterHub links",
+            "book/_config.yml): the notebook pages get no Binder, JupyterHub or Colab links",
             file=sys.stderr,
         )
     src, html = out / "_build" / "src", out / "_build" / "html"

@@ -3,9 +3,10 @@
     python scripts/claim_margins.py                        # notebooks 02-08, 5 seeds x 2 numerics
     python scripts/claim_margins.py --notebooks 03 07 --seeds 3 --jobs 2
 
-A training claim ("the unmasked model falls below the entropy floor") is asserted in its cell
-with a threshold. This script executes each notebook once per seed offset (0 is the committed
-run; offset k shifts every seed by k) and per numerics setting:
+A training claim ("the unmasked model falls below the entropy floor") is asserted with a
+threshold, in the guard cell under the cell that measures it. This script executes each
+notebook once per seed offset (0 is the committed run; offset k shifts every seed by k) and per
+numerics setting:
 
 - `native`: this machine's fastest kernels (AVX2 or AVX-512 on x86), one thread;
 - `default`: `ATEN_CPU_CAPABILITY=default`, torch's portable kernels, one thread.
@@ -15,9 +16,10 @@ One thread each, so that two notebooks run at once on two cores without fighting
 
 In every run `scripts/guard_recorder.py` turns each `assert` into a record of its clauses, so
 nothing stops a run. The table printed at the end has one row per clause of the cells whose
-output nbval ignores (results of training): its bound, its worst value over all runs, the
-smallest margin (positive: the claim held in every run) and how many runs broke it. A claim
-with a negative margin must change (its threshold and the prose), never the seed.
+output nbval ignores (results of training) and of the guard cells under them: its bound, its
+worst value over all runs, the smallest margin (positive: the claim held in every run) and how
+many runs broke it. A claim with a negative margin must change (its threshold and the prose),
+never the seed.
 The table goes into docs/maintainers.md ("Claim margins") after each change to a claim.
 """
 
@@ -38,6 +40,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 IGNORE_TAG = "nbval-ignore-output"
+GUARD_TAG = "guard"  # the assertions of the lesson cell above (scripts/editions.py)
 NUMERICS = {
     "native": {"OMP_NUM_THREADS": "1"},
     "default": {"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"},
@@ -85,10 +88,18 @@ def run_once(path: Path, offset: int, numerics: str, log: Path) -> float:
 
 
 def training_cells(path: Path) -> dict[int, str]:
-    """{code-cell index: source} of the cells whose output nbval ignores."""
+    """{code-cell index: source} of the cells whose output nbval ignores and of the guard cells
+    (tag `guard`) under them, which hold their assertions."""
     nb = nbformat.read(path, as_version=4)
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
-    return {i: c.source for i, c in enumerate(code) if IGNORE_TAG in c.metadata.get("tags", [])}
+    chosen, lesson_ignored = {}, False
+    for i, cell in enumerate(code):
+        tags = cell.metadata.get("tags", [])
+        if GUARD_TAG not in tags:
+            lesson_ignored = IGNORE_TAG in tags
+        if IGNORE_TAG in tags or (GUARD_TAG in tags and lesson_ignored):
+            chosen[i] = cell.source
+    return chosen
 
 
 Key = tuple[str, int, str, int]  # notebook, code cell, clause text, pair in a chain (-1: none)

@@ -8,7 +8,8 @@ report the class's misconceptions, and write each student's feedback.
     python scripts/classroom.py feedback [ASSIGNMENT ...]
     python scripts/classroom.py autograde --course-dir DIR ... # another course directory
 
-The tracked notebooks (solutions included) are the source. `release` copies each notebook into
+The tracked notebooks (solutions included) are the source. `release` copies each notebook, less
+its guard cells (the maintainers' assertions, see scripts/editions.py), into
 the course directory (default `classroom/`) as `source/<name>/<name>.ipynb`, one assignment per
 notebook, and runs nbgrader's generate_assignment: the student version, every solution replaced
 by `raise NotImplementedError()` and every output cleared, lands in `release/<name>/<name>.ipynb`.
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+from editions import without_guards
 
 from gptlib.lessons.checks import REGISTRY, Outcome, read_outcome
 from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, PASSED, UNEXPLAINED
@@ -121,7 +123,7 @@ def release(notebooks: list[Path], course_dir: Path = COURSE_DIR) -> list[Path]:
             name = path.stem
             source = course_dir / "source" / name / path.name
             source.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, source)
+            nbformat.write(without_guards(nbformat.read(path, as_version=4)), source)
             result = api.generate_assignment(name, force=True, create=True)
             _run(result, f"generate_assignment {name}")
             released.append(course_dir / "release" / name / path.name)

@@ -1,14 +1,15 @@
 """Re-execute notebooks in place, each in one fresh kernel, and store clean outputs.
 
-    python scripts/run_notebooks.py                 # every notebooks/*.ipynb
+    python scripts/run_notebooks.py                 # every notebooks/*.ipynb and docs/*.ipynb
     python scripts/run_notebooks.py notebooks/02_*.ipynb
     python scripts/run_notebooks.py --dry-run       # execute and time, write nothing
 
-Run it after any change to gptlib or a notebook, then commit the notebooks. It prints each
-notebook's execution time and records it in notebooks/timings.json (the run times the course
-website shows; not with --dry-run). Kernels import this checkout's gptlib and run on the CPU
-(GPTLIB_DEVICE=cpu) with a fixed hash seed, so the stored outputs are what strict nbval
-(`pytest --nbval`) reproduces.
+Run it after any change to gptlib or a notebook, then commit the notebooks and the workbook:
+once the notebooks are written it regenerates the student edition, workbook/ (see
+scripts/editions.py), from them. It prints each notebook's execution time and records it in
+notebooks/timings.json (the run times the course website shows; not with --dry-run). Kernels
+import this checkout's gptlib and run on the CPU (GPTLIB_DEVICE=cpu) with a fixed hash seed, so
+the stored outputs are what strict nbval (`pytest --nbval`) reproduces.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+DOCS = ROOT / "docs"  # the maintainers' notebook, under_the_hood.ipynb
 KEPT_CELL_METADATA = ("tags", "nbgrader", "editable", "deletable")
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
@@ -126,11 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb and docs/*.ipynb"
+    )
     parser.add_argument("--dry-run", action="store_true", help="execute and time, write nothing")
     parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
     args = parser.parse_args(argv)
-    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(DOCS.glob("*.ipynb"))
     os.environ.update(KERNEL_ENV)
     # the kernels import this checkout's gptlib, installed or not
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -151,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
                 record_timings(measured)
         print(f"{path.name:45s} {seconds:z7.1f} s", flush=True)
     print(f"{'total':45s} {total:z7.1f} s")
+    if not args.dry_run:
+        from editions import build as build_workbook  # beside this script (book/ loads it by path)
+
+        print(f"workbook/: {len(build_workbook())} notebooks written from notebooks/")
     return 0
 
 

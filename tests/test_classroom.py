@@ -1,7 +1,8 @@
 """The classroom pipeline (`scripts/classroom.py` over nbgrader), on a fixture notebook and on
 every course notebook `notebooks/NN_*.ipynb` with exercises: exercises are well formed, student
-versions hold no solution and no output, they run from top to bottom with every exercise left
-undone (each check scoring zero, the reference standing in), autograding a submission with one
+versions hold no solution and no output, the fixture's runs from top to bottom with every
+exercise left undone (each check scoring zero, the reference standing in; the course notebooks'
+student edition, the workbook, is run by tests/test_workbook.py), autograding a submission with one
 catalogued mistake gives the expected partial score, and a class of synthetic submissions
 gives the expected misconception report and feedback.
 
@@ -40,6 +41,7 @@ REGISTERED_BEFORE_FIXTURES = frozenset(REGISTRY)
 
 
 def _load_script():
+    sys.path.insert(0, str(SCRIPT.parent))  # as when it runs as a script: it imports editions.py
     spec = importlib.util.spec_from_file_location("classroom_script", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
@@ -153,6 +155,11 @@ def course(tmp_path_factory, fixture_exercises) -> Path:
     return course_dir
 
 
+def _assignment_source(path: Path):
+    """The notebook as `release` hands it to nbgrader: without its guard cells."""
+    return classroom.without_guards(nbformat.read(path, as_version=4))
+
+
 def _released(course_dir: Path, path: Path):
     return nbformat.read(course_dir / "release" / path.stem / path.name, as_version=4)
 
@@ -204,7 +211,7 @@ def test_every_registered_exercise_is_used_by_a_notebook():
 
 @pytest.mark.parametrize("path", _params(slow_for_course=False))
 def test_student_version_has_no_solution_and_no_output(path, course):
-    source = nbformat.read(path, as_version=4)
+    source = _assignment_source(path)
     student = _released(course, path)
     assert len(student.cells) == len(source.cells)
     secret = solution_only_lines(source)
@@ -250,12 +257,14 @@ def _text(cell, stream: str) -> str:
     return "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == stream)
 
 
-@pytest.mark.parametrize("path", _params(slow_for_course=True))
+# The course notebooks' student edition runs to the end in tests/test_workbook.py (the workbook
+# is the nbgrader release less nothing but its setup cell); here the fixture, through nbgrader.
+@pytest.mark.parametrize("path", _params(slow_for_course=True, course=[]))
 def test_student_version_runs_to_the_end_and_scores_zero(path, course, kernel_env):
     """Run All on an untouched student version: no cell raises; each check says 'not
     implemented yet' on stderr, shows the stand-in box, and nbgrader's own grading rule gives
     it zero points; graded cells other than checks (none today) keep their full points."""
-    source = nbformat.read(path, as_version=4)
+    source = _assignment_source(path)
     student = _released(course, path)
     _execute(student, course / "release" / path.stem)
 
@@ -307,7 +316,7 @@ def submission_with_mistake(source, student):
 def test_autograde_scores_one_catalogued_mistake_and_untouched_stubs(path, course, tmp_path):
     """Mia makes one catalogued mistake: every point but that exercise's, and its message.
     Nia hands in the student version untouched: zero, every check 'not implemented yet'."""
-    source = nbformat.read(path, as_version=4)
+    source = _assignment_source(path)
     student = _released(course, path)
     submission, expected, total, failure = submission_with_mistake(source, student)
     for name, nb in (("mia", submission), ("nia", student)):
@@ -492,7 +501,7 @@ def test_autograde_the_capstone_right_and_with_a_model_missing_its_final_norm(tm
     catalogued mistake, so he loses those two points only, with its message."""
     course_dir = tmp_path / "course"
     classroom.release([CAPSTONE], course_dir)
-    source = nbformat.read(CAPSTONE, as_version=4)
+    source = _assignment_source(CAPSTONE)
     exercises = {ex.exercise: ex for ex in exercise_cells(source)}
     assert set(exercises) == {"gpt-block", "gpt", "generate"}
     right = copy.deepcopy(_released(course_dir, CAPSTONE))

@@ -27,12 +27,20 @@ def lab_command(venv: Path, *overrides: str) -> list[str]:
 def test_make_lab_allows_root_only_for_root(tmp_path, uid, flags):
     venv = tmp_path / "venv"
     assert lab_command(venv, f"USER_ID={uid}") == [
-        [f"{venv}/bin/jupyter", "lab", *flags, "notebooks/00_start_here.ipynb"]
-    ]  # the only command: the set-up step (venv, pip install) is not part of it
+        [f"{venv}/bin/python", "scripts/editions.py", "open"],
+        [f"{venv}/bin/jupyter", "lab", *flags, "my-work/00_start_here.ipynb"],
+    ]  # the set-up step (venv, pip install) is not part of it
+
+
+def test_make_lab_opens_the_students_workbook_and_the_solved_edition_on_request(tmp_path):
+    venv = tmp_path / "venv"
+    solved = "notebooks/00_start_here.ipynb"
+    assert lab_command(venv, f"NOTEBOOK={solved}")[-1][-1] == solved
+    assert (ROOT / "workbook" / "00_start_here.ipynb").is_file()
 
 
 def test_make_lab_asks_id_for_the_user(tmp_path):
-    (command,) = lab_command(tmp_path / "venv")
+    _, command = lab_command(tmp_path / "venv")
     assert ("--allow-root" in command) == (os.getuid() == 0)
 
 

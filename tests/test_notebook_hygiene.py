@@ -1,6 +1,7 @@
 """Stored notebooks must be what `make notebooks` writes: run top to bottom in one fresh kernel,
 no errors, no noisy metadata."""
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -9,6 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+# every executed notebook: the lessons and the maintainers' notebook in docs/
+EXECUTED = NOTEBOOKS + sorted((ROOT / "docs").glob("*.ipynb"))
 ALLOWED_CELL_METADATA = {"tags", "nbgrader", "editable", "deletable"}
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
@@ -24,7 +27,7 @@ def test_notebooks_are_numbered_from_00():
         assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", name), name
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.name)
 def test_executed_top_to_bottom_in_one_fresh_kernel(path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
@@ -41,7 +44,7 @@ def test_executed_top_to_bottom_in_one_fresh_kernel(path):
         assert not split, f"{path.name}: printed text split over several outputs; {FIX}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.name)
 def test_no_noisy_metadata(path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert nb["metadata"] == NOTEBOOK_METADATA, f"{path.name}: notebook metadata; {FIX}"
@@ -50,7 +53,7 @@ def test_no_noisy_metadata(path):
         assert not extra, f"{path.name} cell {i}: metadata {sorted(extra)}; {FIX}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.name)
 def test_markdown_opens_every_notebook_and_plots_end_with_show(path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert nb["cells"][0]["cell_type"] == "markdown"
@@ -60,7 +63,7 @@ def test_markdown_opens_every_notebook_and_plots_end_with_show(path):
             pytest.fail(f"{path.name}: a plotting cell without plt.show():\n{source[:200]}")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.name)
 def test_solution_markers_only_in_nbgrader_solution_cells(path):
     """nbgrader strips everything between the markers, wherever they stand (markdown too)."""
     nb = json.loads(path.read_text(encoding="utf-8"))
@@ -90,12 +93,19 @@ def _shows_a_widget(cell: dict) -> bool:
 MACHINE_DEPENDENT = re.compile(r"__version__|pick_device|get_num_threads|perf_counter|time_calls")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.name)
 def test_cells_nbval_ignores_assert_what_they_show(path):
     """The nbval policy (docs/maintainers.md): an ignored output is checked by the cell itself,
     and the marker is a cell tag, out of the code a student reads, never a comment."""
-    for cell in _code_cells(path):
+    cells = _code_cells(path)
+    for i, cell in enumerate(cells):
         source = "".join(cell["source"])
+        guards = "".join(
+            "\n" + "".join(c["source"])
+            for c in itertools.takewhile(
+                lambda c: "guard" in c["metadata"].get("tags", []), cells[i + 1 :]
+            )
+        )
         assert not re.search(r"^\s*#\s*NBVAL_", source, re.M), (
             f"{path.name}: mark the cell with the tag nbval-ignore-output (or another nbval "
             f"tag) in its metadata instead of a comment:\n{source[:200]}"
@@ -104,8 +114,9 @@ def test_cells_nbval_ignores_assert_what_they_show(path):
             continue
         if _shows_a_widget(cell) or MACHINE_DEPENDENT.search(source):
             continue
-        assert re.search(r"^\s*(assert |torch\.testing\.assert_close)", source, re.M), (
-            f"{path.name}: a cell whose output nbval ignores must assert what it shows "
+        assert re.search(r"^\s*(assert |torch\.testing\.assert_close)", source + guards, re.M), (
+            f"{path.name}: a cell whose output nbval ignores must assert what it shows, "
+            f"itself or in a guard cell under it "
             f"(docs/maintainers.md):\n{source[:300]}"
         )
 

@@ -8,43 +8,65 @@ the built pages is tests/ui/test_site.py.
 
 from __future__ import annotations
 
+import copy
+import html as html_text
 import importlib.util
 import json
 import re
 import shutil
 import subprocess
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from types import SimpleNamespace
+from urllib.parse import parse_qs, quote, urlsplit
 
 import nbformat
 import pytest
 
 pytest.importorskip("jupyter_book", reason='the website\'s tools: pip install -e ".[site]"')
 
+from docutils import nodes  # noqa: E402
+
 from book import course  # noqa: E402
+from book._ext.course_site import installs_from, launch_box  # noqa: E402
+from book.build import (  # noqa: E402
+    GUARD_PROMPTS,
+    GUARD_TAG,
+    SOLUTION_PROMPTS,
+    fold_cells,
+    install_address_warning,
+    stage,
+)
 from book.check_links import check_site  # noqa: E402
 from book.launch import (  # noqa: E402
     Repository,
     binder_url,
+    colab_url,
     jupyterhub_url,
+    launch_path,
     local_commands,
+    my_work_path,
     public_repo_url,
+    workbook_path,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = "notebooks/02_scaled_dot_product_attention.ipynb"
+WORKBOOK = "workbook/02_scaled_dot_product_attention.ipynb"
+MY_WORK = "my-work/02_scaled_dot_product_attention.ipynb"  # make lab copies WORKBOOK there
+UNDER_THE_HOOD = "docs/under_the_hood.ipynb"  # the maintainers' notebook: a guide, no workbook
 
 
-def _load_run_notebooks():
+def _load_script(name: str):
     spec = importlib.util.spec_from_file_location(
-        "run_notebooks_under_test", ROOT / "scripts" / "run_notebooks.py"
+        f"{name}_under_test", ROOT / "scripts" / f"{name}.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-run_notebooks = _load_run_notebooks()
+run_notebooks = _load_script("run_notebooks")
+editions = _load_script("editions")
 
 
 # --- launch links -------------------------------------------------------------------------
@@ -93,6 +115,22 @@ def test_nbgitpuller_url_clones_into_the_repository_folder_and_opens_the_noteboo
 
 def test_local_commands():
     assert local_commands(NOTEBOOK) == (f"make lab NOTEBOOK={NOTEBOOK}", f"jupyter lab {NOTEBOOK}")
+    assert local_commands(UNDER_THE_HOOD) == (
+        f"make lab NOTEBOOK={UNDER_THE_HOOD}",
+        f"jupyter lab {UNDER_THE_HOOD}",
+    )
+
+
+def test_make_lab_opens_the_students_copy_of_a_workbook_in_my_work():
+    """make lab copies the workbook into my-work/ first (scripts/editions.py open), so that the
+    path exists once it runs; plain jupyter lab opens the workbook itself."""
+    assert my_work_path(WORKBOOK) == MY_WORK
+    assert my_work_path(NOTEBOOK) is None and my_work_path(UNDER_THE_HOOD) is None
+    assert local_commands(WORKBOOK) == (f"make lab NOTEBOOK={MY_WORK}", f"jupyter lab {WORKBOOK}")
+    assert Path(MY_WORK).parent == editions.MY_WORK.relative_to(editions.ROOT)
+    assert Path(WORKBOOK).parent == editions.WORKBOOK.relative_to(editions.ROOT)
+    with pytest.raises(ValueError, match="relative to the repository root"):
+        local_commands("/abs/workbook/02_x.ipynb")
 
 
 @pytest.mark.parametrize(
@@ -122,9 +160,152 @@ def test_repository_rejects_what_a_link_cannot_carry(url, ref):
         Repository(url, ref)
 
 
-def test_launch_rejects_a_path_outside_the_repository():
+@pytest.mark.parametrize("link", [binder_url, colab_url])
+@pytest.mark.parametrize("path", ["/home/me/notebooks/01.ipynb", "notebooks\\01.ipynb", ""])
+def test_launch_rejects_a_path_outside_the_repository(link, path):
     with pytest.raises(ValueError, match="relative to the repository root"):
-        binder_url(Repository("https://github.com/org/repo"), "/home/me/notebooks/01.ipynb")
+        link(Repository("https://github.com/org/repo"), path)
+
+
+def test_colab_url_for_a_github_repository():
+    url = colab_url(Repository("https://github.com/example-org/gptlib-notebooks", "main"), WORKBOOK)
+    assert url == (
+        "https://colab.research.google.com/github/example-org/gptlib-notebooks/blob/main/"
+        "workbook/02_scaled_dot_product_attention.ipynb"
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://gitlab.com/group/course",
+        "https://git.example.org/team/gptlib-notebooks",
+        "https://github.com/org/sub/repo",
+    ],
+)
+def test_no_colab_url_outside_github(url):
+    assert colab_url(Repository(url), WORKBOOK) is None
+
+
+def test_colab_url_escapes_the_ref_and_the_path():
+    repo = Repository("https://github.com/example-org/gptlib-notebooks", "release/2026-11")
+    url = colab_url(repo, "workbook/03 the #mask?.ipynb")
+    assert url == (
+        "https://colab.research.google.com/github/example-org/gptlib-notebooks/blob/"
+        "release%2F2026-11/workbook/03%20the%20%23mask%3F.ipynb"
+    )
+
+
+def test_workbook_path_is_the_notebook_in_the_workbook_folder():
+    assert workbook_path(NOTEBOOK) == WORKBOOK
+    for not_a_course_notebook in ("docs/guide.ipynb", "notebooks/sub/01_x.ipynb", "notebooks/x.py"):
+        with pytest.raises(ValueError, match="give a course notebook"):
+            workbook_path(not_a_course_notebook)
+
+
+def _repository_with(tmp_path: Path, paths: list[str]) -> Path:
+    for path in paths:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("{}")
+    return tmp_path
+
+
+def _workbook_installing_from(root: Path, url: str) -> None:
+    """Write WORKBOOK under `root` with the first code cell a workbook gets for `url`."""
+    setup = editions_setup_source(url)
+    nb = {"cells": [{"cell_type": "markdown", "source": "# title"},
+                    {"cell_type": "code", "source": setup}]}  # fmt: skip
+    (root / WORKBOOK).write_text(json.dumps(nb))
+
+
+def editions_setup_source(url: str) -> str:
+    spec = importlib.util.spec_from_file_location("editions", ROOT / "scripts" / "editions.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.setup_source(url)
+
+
+def test_colab_is_linked_only_for_a_workbook_that_installs_from_this_repository(tmp_path):
+    repo = Repository("https://github.com/example-org/gptlib-notebooks", "main")
+    root = _repository_with(tmp_path, [NOTEBOOK, WORKBOOK])
+    for url, linked in ((repo.url, True), ("", False), ("https://github.com/other/fork", False)):
+        _workbook_installing_from(root, url)
+        assert installs_from(root / WORKBOOK, repo) == linked
+        labels = [ref.astext() for ref in _launch_box(root, NOTEBOOK, repo, "").findall(
+            nodes.reference)]  # fmt: skip
+        assert labels == (["Binder", "Colab"] if linked else ["Binder"]), url
+
+
+def test_launch_path_is_the_workbook_where_there_is_one(tmp_path):
+    root = _repository_with(tmp_path, [NOTEBOOK, WORKBOOK, "notebooks/03_x.ipynb", UNDER_THE_HOOD])
+    assert launch_path(NOTEBOOK, root) == WORKBOOK
+    assert launch_path("notebooks/03_x.ipynb", root) == "notebooks/03_x.ipynb"  # no workbook
+    assert launch_path(UNDER_THE_HOOD, root) == UNDER_THE_HOOD
+
+
+def _launch_box(root: Path, notebook: str, repo: Repository, hub: str) -> nodes.admonition:
+    """The launch box as the site's build makes it, for a notebook of the repository `root`."""
+    theme = {"repository_url": repo.url, "repository_branch": repo.ref}
+    config = SimpleNamespace(
+        html_theme_options=theme,
+        course_binderhub_url="https://mybinder.org",
+        course_jupyterhub_url=hub,
+    )
+    return launch_box(SimpleNamespace(config=config), notebook, root)
+
+
+def test_every_launch_link_of_a_notebook_with_a_workbook_opens_the_workbook(tmp_path):
+    root = _repository_with(tmp_path, [NOTEBOOK, WORKBOOK])
+    repo = Repository("https://github.com/example-org/gptlib-notebooks", "main")
+    _workbook_installing_from(root, repo.url)
+    hub = "https://hub.example.edu"
+    box = _launch_box(root, NOTEBOOK, repo, hub)
+    links = {ref["refuri"] for ref in box.findall(nodes.reference)}
+    assert links == {
+        binder_url(repo, WORKBOOK),
+        jupyterhub_url(repo, WORKBOOK, hub),
+        colab_url(repo, WORKBOOK),
+    }
+    commands = tuple(block.astext() for block in box.findall(nodes.literal_block))
+    assert commands == local_commands(WORKBOOK)
+    assert commands == (f"make lab NOTEBOOK={MY_WORK}", f"jupyter lab {WORKBOOK}")
+    for target in (*links, *commands):
+        assert NOTEBOOK not in target and quote(NOTEBOOK, safe="") not in target, target
+    assert "exercises unsolved" in box.astext() and "solved edition" in box.astext()
+    assert "copies the workbook into my-work/" in box.astext()
+
+
+def test_a_notebook_without_a_workbook_opens_itself_and_gets_no_colab_link(tmp_path):
+    root = _repository_with(tmp_path, [NOTEBOOK])
+    repo = Repository("https://github.com/example-org/gptlib-notebooks", "main")
+    box = _launch_box(root, NOTEBOOK, repo, "")
+    assert [ref["refuri"] for ref in box.findall(nodes.reference)] == [binder_url(repo, NOTEBOOK)]
+    commands = tuple(block.astext() for block in box.findall(nodes.literal_block))
+    assert commands == local_commands(NOTEBOOK)
+    assert "workbook" not in box.astext()
+
+
+def test_the_maintainers_notebook_opens_itself(tmp_path):
+    root = _repository_with(tmp_path, [NOTEBOOK, WORKBOOK, UNDER_THE_HOOD])
+    repo = Repository("https://github.com/example-org/gptlib-notebooks", "main")
+    box = _launch_box(root, UNDER_THE_HOOD, repo, "")
+    assert [ref["refuri"] for ref in box.findall(nodes.reference)] == [
+        binder_url(repo, UNDER_THE_HOOD)
+    ]
+    commands = tuple(block.astext() for block in box.findall(nodes.literal_block))
+    assert commands == (f"make lab NOTEBOOK={UNDER_THE_HOOD}", f"jupyter lab {UNDER_THE_HOOD}")
+    assert "workbook" not in box.astext() and "my-work" not in box.astext()
+
+
+def test_a_repo_url_other_than_the_configured_one_warns_where_gptlib_is_installed_from():
+    configured = "https://github.com/example-org/gptlib-notebooks"
+    assert install_address_warning("", configured) is None
+    assert install_address_warning(f"{configured}.git", configured) is None
+    warning = install_address_warning("https://github.com/fork/gptlib-notebooks", configured)
+    assert (
+        warning and configured in warning and "install gptlib" in warning and "no Colab" in warning
+    )
+    assert "not set" in install_address_warning(configured, "")
 
 
 # --- the course map -----------------------------------------------------------------------
@@ -212,20 +393,78 @@ def test_renumbered_notebooks_need_no_edit(tmp_path):
         "07_build_the_gpt.ipynb",
         "08_train_and_sample.ipynb",
         "09_cost_accounting.ipynb",
-        "10_appendix_timings.ipynb",
+        "10_a_new_lesson.ipynb",
     ]
     root = _course_copy(tmp_path, names)
     (root / "docs").mkdir()
     for doc in ("zeta.md", "claims.md", "classroom.md"):
         (root / "docs" / doc).write_text(f"# {doc}\n")
+    shutil.copy2(ROOT / "tests/fixtures/classroom_fixture.ipynb", root / UNDER_THE_HOOD)
     toc = course.table_of_contents(course.notebooks(root), course.guides(root))
     files = re.findall(r"- file: (\S+)", toc)
+    # the maintainers' notebook is a guide, not a lesson of the numbered sequence
     assert files == [f"notebooks/{name.removesuffix('.ipynb')}" for name in names] + [
         "README",
         "docs/classroom",
         "docs/claims",
+        "docs/under_the_hood",
         "docs/zeta",
     ]
+
+
+def test_the_maintainers_notebook_is_a_guide_not_a_lesson():
+    assert (ROOT / UNDER_THE_HOOD).is_file()
+    assert UNDER_THE_HOOD in course.guides()
+    assert all(n.path.startswith("notebooks/") for n in course.notebooks())
+    page = course.landing_page(course.notebooks(), course.guides())
+    assert f"]({UNDER_THE_HOOD})" in page
+    course_map = page.split("## Course map", 1)[1].split("## What each notebook teaches")[0]
+    assert UNDER_THE_HOOD not in course_map
+
+
+def _code_cell(metadata: dict) -> dict:
+    return {"cell_type": "code", "metadata": metadata, "source": "x = 1", "outputs": []}
+
+
+def test_staging_folds_solutions_and_guard_cells_behind_their_toggles():
+    assert GUARD_TAG == editions.GUARD_TAG  # the tag scripts/editions.py leaves out
+    solution = _code_cell({"nbgrader": {"solution": True}, "tags": ["hide-input"]})
+    guard = _code_cell({"tags": [GUARD_TAG, "nbval-ignore-output"]})
+    lesson = _code_cell({"tags": ["nbval-ignore-output"]})
+    prose = {"cell_type": "markdown", "metadata": {"tags": [GUARD_TAG]}, "source": "text"}
+    notebook = {"cells": [copy.deepcopy(c) for c in (solution, guard, lesson, prose)]}
+    staged = fold_cells(notebook)["cells"]
+    assert staged[0]["metadata"]["tags"] == ["hide-input"]  # not doubled
+    assert staged[0]["metadata"]["mystnb"] == SOLUTION_PROMPTS
+    assert staged[1]["metadata"]["tags"] == [GUARD_TAG, "nbval-ignore-output", "hide-input"]
+    assert staged[1]["metadata"]["mystnb"] == GUARD_PROMPTS
+    assert GUARD_PROMPTS["code_prompt_show"] == "Show the maintainers' checks"
+    assert staged[2:] == [lesson, prose]  # a lesson cell, and markdown, stay as they are
+
+
+def test_stage_writes_the_lessons_and_the_maintainers_notebook_with_their_outputs(tmp_path):
+    src = tmp_path / "src"
+    stage(src, "https://github.com/example-org/gptlib-notebooks", "main")
+    toc = (src / "_toc.yml").read_text()
+    files = re.findall(r"- file: (\S+)", toc)
+    lessons = [n.docname for n in course.notebooks()]
+    assert files[: len(lessons)] == lessons and len(lessons) == 10
+    assert "docs/under_the_hood" in files[len(lessons) :]
+    assert not any("10_appendix" in f for f in files)
+    for path in [*(n.path for n in course.notebooks()), UNDER_THE_HOOD]:
+        committed = nbformat.read(ROOT / path, as_version=4)
+        staged = nbformat.read(src / path, as_version=4)
+        assert len(staged.cells) == len(committed.cells), path
+        for before, after in zip(committed.cells, staged.cells, strict=True):
+            # (whether a cell has outputs, not their text: `make notebooks` may be rewriting
+            # them while this runs)
+            assert after.source == before.source, path
+            assert bool(after.get("outputs")) == bool(before.get("outputs")), path
+            if GUARD_TAG in before.metadata.get("tags", []):
+                assert "hide-input" in after.metadata.tags, path
+                assert after.metadata.mystnb == GUARD_PROMPTS, path
+    hood = nbformat.read(src / UNDER_THE_HOOD, as_version=4)
+    assert any(c.get("outputs") for c in hood.cells), "the maintainers' notebook's outputs"
 
 
 def test_committed_timings_look_like_measurements():
@@ -296,14 +535,26 @@ def test_every_notebook_is_a_page_with_its_launch_links_and_folded_solutions(bui
     for notebook in course.notebooks():
         page = built_site.html / f"{notebook.docname}.html"
         html = page.read_text(encoding="utf-8")
-        expected = binder_url(built_site.repo, notebook.path).replace("&", "&amp;")
+        opens = launch_path(notebook.path)
+        expected = binder_url(built_site.repo, opens).replace("&", "&amp;")
         assert f'href="{expected}"' in html, f"{page.name}: no Binder link {expected}"
-        assert f"make lab NOTEBOOK={notebook.path}" in _text(html), page.name
-        assert f"jupyter lab {notebook.path}" in _text(html), page.name
+        colab = colab_url(built_site.repo, opens)
+        if opens != notebook.path and installs_from(ROOT / opens, built_site.repo):
+            assert f'href="{colab}"' in html, f"{page.name}: no Colab link {colab}"
+        else:  # the committed workbooks install from repository.url, unset: no Colab link
+            assert "colab.research.google.com" not in html, page.name
+        make_lab, jupyter_lab = local_commands(opens)
+        if opens != notebook.path:  # make lab opens the student's copy, my-work/NN_name.ipynb
+            assert make_lab == f"make lab NOTEBOOK={my_work_path(opens)}", page.name
+        assert make_lab in _text(html), page.name
+        assert jupyter_lab in _text(html), page.name
 
         cells = nbformat.read(ROOT / notebook.path, as_version=4).cells
         solutions = [c for c in cells if c.metadata.get("nbgrader", {}).get("solution")]
         assert html.count("Show the solution") == len(solutions), page.name
+        guards = [c for c in cells if GUARD_TAG in c.metadata.get("tags", [])]
+        folded_guards = html.count(html_text.escape(GUARD_PROMPTS["code_prompt_show"]))
+        assert folded_guards == len(guards), page.name
         widgets = sum(
             "application/vnd.jupyter.widget-view+json" in output.get("data", {})
             for cell in cells
@@ -311,6 +562,22 @@ def test_every_notebook_is_a_page_with_its_launch_links_and_folded_solutions(bui
         )
         assert "application/vnd.jupyter.widget-view+json" not in html, page.name
         assert html.count('class="course-widget') == widgets, page.name
+
+
+def test_the_maintainers_notebook_is_a_guide_page_with_its_outputs(built_site):
+    page = built_site.html / f"{UNDER_THE_HOOD.removesuffix('.ipynb')}.html"
+    html = page.read_text(encoding="utf-8")
+    cells = nbformat.read(ROOT / UNDER_THE_HOOD, as_version=4).cells
+    with_outputs = [c for c in cells if c.cell_type == "code" and c.outputs]
+    assert html.count('class="cell_output') == len(with_outputs), page.name
+    assert "<img" in html, f"{page.name}: its stored figure"
+    # its launch links open the notebook itself: it has no workbook
+    expected = binder_url(built_site.repo, UNDER_THE_HOOD).replace("&", "&amp;")
+    assert f'href="{expected}"' in html, f"{page.name}: no Binder link {expected}"
+    assert f"make lab NOTEBOOK={UNDER_THE_HOOD}" in _text(html)
+    assert "colab.research.google.com" not in html and "my-work/" not in _text(html)
+    index = (built_site.html / "index.html").read_text(encoding="utf-8")
+    assert f'href="{UNDER_THE_HOOD.removesuffix(".ipynb")}.html"' in index
 
 
 def test_math_is_served_by_the_local_mathjax(built_site):

@@ -1,9 +1,15 @@
 """Sphinx extension of the course website (book/_config.yml loads it).
 
-- Every notebook page opens with a "Run this notebook" box: Binder and JupyterHub links built
-  by book/launch.py from the repository address (`repository.url` / `.branch` of the book's
-  configuration) and the hosts `course_binderhub_url` / `course_jupyterhub_url` (an empty host
-  leaves its link out), and the commands that open the notebook in a local JupyterLab.
+- Every notebook page opens with a "Run this notebook" box: Binder, JupyterHub and Colab links
+  built by book/launch.py from the repository address (`repository.url` / `.branch` of the
+  book's configuration) and the hosts `course_binderhub_url` / `course_jupyterhub_url` (an
+  empty host leaves its link out; Colab is linked for GitHub repositories, and only for a
+  workbook whose first cell installs gptlib from this repository), and the commands that open
+  the notebook in a local JupyterLab. Where the repository has the notebook's workbook
+  (workbook/NN_name.ipynb, its exercises unsolved), every one of them opens the workbook
+  (`make lab`: the student's copy of it, my-work/NN_name.ipynb, which make lab makes first);
+  the page shows the solved notebook.
+  A notebook without a workbook (the maintainers' docs/under_the_hood.ipynb) opens itself.
 - A live widget's output (a widget-view reference, which needs a kernel) becomes a short note;
   the static rendering the notebook draws beside each widget shows on the page.
 - MathJax 3 is copied from the django-static-mathjax package (MathJax's own es5 build; the
@@ -13,6 +19,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -20,7 +27,16 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
-from book.launch import Repository, binder_url, jupyterhub_url, local_commands
+from book.launch import (
+    MY_WORK,
+    ROOT,
+    Repository,
+    binder_url,
+    colab_url,
+    jupyterhub_url,
+    launch_path,
+    local_commands,
+)
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = (
@@ -48,31 +64,84 @@ def _command(command: str) -> nodes.literal_block:
     return block
 
 
-def launch_box(app: Sphinx, path: str) -> nodes.admonition:
-    """The "Run this notebook" box of the notebook at `path` (relative to the repository)."""
+def installs_from(workbook: Path, repo: Repository) -> bool:
+    """Whether the workbook's first code cell installs gptlib from `repo` (what Colab needs)."""
+    cells = json.loads(workbook.read_text(encoding="utf-8"))["cells"]
+    first = next(("".join(c["source"]) for c in cells if c["cell_type"] == "code"), "")
+    return f'"gptlib @ git+{repo.url}"' in first
+
+
+def _online_links(
+    app: Sphinx, repo: Repository, path: str, workbook: bool, root: Path
+) -> list[tuple[str, str]]:
+    """(label, url) of each online launch link that opens `path`; Colab only for a workbook
+    that installs gptlib from this repository."""
+    links = []
+    if app.config.course_binderhub_url:
+        links.append(("Binder", binder_url(repo, path, app.config.course_binderhub_url)))
+    if app.config.course_jupyterhub_url:
+        links.append(("JupyterHub", jupyterhub_url(repo, path, app.config.course_jupyterhub_url)))
+    colab = colab_url(repo, path) if workbook and installs_from(root / path, repo) else None
+    if colab:
+        links.append(("Colab", colab))
+    return links
+
+
+def _online_note(repo: Repository, labels: list[str]) -> str:
+    """What the online links start from, said after them."""
+    notes = []
+    builders = [label for label in labels if label != "Colab"]
+    if builders:
+        notes.append(
+            f"{' and '.join(builders)}: the environment is built from environment.yml of "
+            f"{repo.url} at {repo.ref}, and a first start can take a few minutes"
+        )
+    if "Colab" in labels:
+        notes.append("Colab: the workbook's first cell installs gptlib")
+    return f" ({'; '.join(notes)})."
+
+
+def launch_box(app: Sphinx, notebook_path: str, root: Path = ROOT) -> nodes.admonition:
+    """The "Run this notebook" box of the notebook at `notebook_path` (relative to the
+    repository `root`): its links open the notebook's workbook where `root` has one."""
     box = nodes.admonition(classes=["course-launch"])
     box += nodes.title("", "Run this notebook")
+    path = launch_path(notebook_path, root)
+    workbook = path != notebook_path
+    if workbook:
+        box += _text(
+            "These open the workbook, ",
+            nodes.literal(path, path),
+            ": this notebook with its exercises unsolved, for you to solve. "
+            "This page shows the solved edition, with its outputs.",
+        )
     repo = _repository(app)
-    links = []
-    if repo and app.config.course_binderhub_url:
-        links.append(("Binder", binder_url(repo, path, app.config.course_binderhub_url)))
-    if repo and app.config.course_jupyterhub_url:
-        links.append(("JupyterHub", jupyterhub_url(repo, path, app.config.course_jupyterhub_url)))
+    links = _online_links(app, repo, path, workbook, root) if repo else []
     if links:
-        parts: list[str | nodes.Node] = ["Online, in JupyterLab: "]
+        parts: list[str | nodes.Node] = ["Online: "]
         for i, (label, url) in enumerate(links):
             if i:
                 parts.append(" · ")
             parts.append(nodes.reference(label, label, refuri=url, classes=["course-launch-link"]))
-        parts.append(
-            f" (the environment is built from environment.yml of {repo.url} at {repo.ref}; "
-            "a first start can take a few minutes)."
-        )
+        parts.append(_online_note(repo, [label for label, _ in links]))
         box += _text(*parts)
     make_lab, jupyter_lab = local_commands(path)
-    box += _text("On your machine, in a clone of the repository (creates .venv on first use):")
+    if workbook:
+        box += _text(
+            "On your machine, in a clone of the repository: make lab creates .venv on first "
+            "use, copies the workbook into ",
+            nodes.literal(MY_WORK, f"{MY_WORK}/"),
+            " (your copies; one you changed is never overwritten) and opens yours:",
+        )
+    else:
+        box += _text("On your machine, in a clone of the repository (creates .venv on first use):")
     box += _command(make_lab)
-    box += _text("or, where gptlib and JupyterLab are installed:")
+    if workbook:
+        box += _text(
+            "or, where gptlib and JupyterLab are installed, the workbook itself (not a copy):"
+        )
+    else:
+        box += _text("or, where gptlib and JupyterLab are installed:")
     box += _command(jupyter_lab)
     return box
 

@@ -1,16 +1,17 @@
 """Fixtures of the browser UI tests: one JupyterLab and one Chromium for the whole session.
 
-JupyterLab serves a temporary copy of notebooks/ (it would write into the files it opens);
-screenshots go to ui-screenshots/ (git-ignored), emptied at the start of each session, with a
-summary.txt of every widget update measured. Without Chromium or Playwright every UI test
-skips and says how to enable them, except in CI (CI=true), where each of them fails and says
-why: CI must not pass with the browser tests silently skipped.
+JupyterLab serves a temporary folder laid out as a student's (`serve_course`): my-work/, the
+copies of the workbook that `make lab` makes (scripts/editions.py open), and docs/ with the
+maintainers' notebook; never the repository itself (JupyterLab would write into the files it
+opens). Screenshots go to ui-screenshots/ (git-ignored), emptied at the start of each session,
+with a summary.txt of every widget update measured. Without Chromium or Playwright every UI
+test skips and says how to enable them, except in CI (CI=true), where each of them fails and
+says why: CI must not pass with the browser tests silently skipped.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,13 +19,13 @@ import pytest
 from .ui_harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    NOTEBOOKS,
     REPO_ROOT,
     LabServer,
     Measurement,
     NotebookSession,
     browser_missing,
     clean_dir,
+    serve_course,
     when_browser_missing,
 )
 
@@ -55,8 +56,7 @@ def screenshot_dir(ui_available) -> Path:
 @pytest.fixture(scope="session")
 def lab(ui_available, tmp_path_factory):
     served = tmp_path_factory.mktemp("served")
-    if NOTEBOOKS.is_dir():
-        shutil.copytree(NOTEBOOKS, served / "notebooks")
+    serve_course(served)
     server = LabServer(served, tmp_path_factory.mktemp("lab-state"), REPO_ROOT)
     try:
         server.wait_until_ready()

@@ -4,7 +4,9 @@ on 127.0.0.1 from the site `make site` builds (the session's `built_site`, tests
 Each page: no console error, failed request or script error from the page's own assets; every
 image loaded (naturalWidth > 0); every piece of math typeset by the local MathJax, without a TeX
 error. The course map links to every notebook page; each notebook page carries its launch
-links. Screenshots go to ui-screenshots/site__*.png.
+links, which open the notebook's workbook (`make lab`: the student's copy in my-work/). The
+maintainers' notebook, docs/under_the_hood.ipynb, is a guide page whose links open itself.
+Screenshots go to ui-screenshots/site__*.png.
 
 Run: `PYTHONPATH=$PWD python -m pytest -m ui tests/ui/test_site.py`.
 """
@@ -22,14 +24,16 @@ import pytest
 pytest.importorskip("jupyter_book", reason='the website\'s tools: pip install -e ".[site]"')
 
 from book import course  # noqa: E402
-from book.launch import binder_url  # noqa: E402
+from book.launch import binder_url, launch_path, local_commands, my_work_path  # noqa: E402
 
 pytestmark = pytest.mark.ui
 
 # Screenshots of notebook pages: (file name prefix, what to scroll to, screenshot name)
 SCREENSHOTS = (
     ("02_", ".course-launch", "site__02_top"),
-    ("02_", "details.hide", "site__02_exercise"),
+    # a folded solution (guard cells, tag `guard`, fold behind "Show the maintainers' checks")
+    ("02_", ".cell:not(.tag_guard) > details.hide", "site__02_exercise"),
+    ("02_", ".tag_guard details.hide", "site__02_guard"),
     ("03_", ".cell_output img", "site__03_figure"),
     ("09_", ".course-widget", "site__09_widget"),
 )
@@ -143,11 +147,7 @@ def test_notebook_page(notebook, site_page, site_url, built_site, screenshot_dir
     _assert_clean(site_page, url, state)
     assert state["images"] or not _has_figures(notebook), f"{url}: the notebook's figures"
 
-    launch = site_page.locator(".course-launch")
-    assert launch.count() == 1
-    binder = launch.locator("a.course-launch-link", has_text="Binder")
-    assert binder.get_attribute("href") == binder_url(built_site.repo, notebook.path)
-    assert f"make lab NOTEBOOK={notebook.path}" in launch.inner_text()
+    _assert_launch_links(site_page, built_site, notebook.path)
 
     for prefix, selector, name in SCREENSHOTS:
         if Path(notebook.path).name.startswith(prefix):
@@ -155,6 +155,34 @@ def test_notebook_page(notebook, site_page, site_url, built_site, screenshot_dir
             assert target.count(), f"{url}: nothing matches {selector!r} for {name}.png"
             target.scroll_into_view_if_needed()
             _screenshot(site_page, screenshot_dir, name, record)
+
+
+UNDER_THE_HOOD = "docs/under_the_hood.ipynb"
+
+
+def test_the_maintainers_notebook_page(site_page, site_url, built_site, screenshot_dir, record):
+    url = urljoin(site_url, UNDER_THE_HOOD.replace(".ipynb", ".html"))
+    state = _open(site_page, url)
+    _assert_clean(site_page, url, state)
+    assert state["images"], f"{url}: its stored figure"
+    _assert_launch_links(site_page, built_site, UNDER_THE_HOOD)
+    assert "Colab" not in site_page.locator(".course-launch").inner_text()
+    _screenshot(site_page, screenshot_dir, "site__under_the_hood", record)
+
+
+def _assert_launch_links(page, built_site, notebook_path: str) -> None:
+    """The page's one launch box opens what a student opens: the notebook's workbook where it
+    has one (make lab: the copy in my-work/ it makes first), else the notebook itself."""
+    opens = launch_path(notebook_path)
+    launch = page.locator(".course-launch")
+    assert launch.count() == 1
+    binder = launch.locator("a.course-launch-link", has_text="Binder")
+    assert binder.get_attribute("href") == binder_url(built_site.repo, opens)
+    make_lab, jupyter_lab = local_commands(opens)
+    if opens != notebook_path:
+        assert make_lab == f"make lab NOTEBOOK={my_work_path(opens)}"
+    text = launch.inner_text()
+    assert make_lab in text and jupyter_lab in text, text
 
 
 def _has_figures(notebook) -> bool:

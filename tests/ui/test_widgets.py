@@ -8,6 +8,14 @@ proves nothing). Widgets print their key numbers as `name = value` lines, such a
 `max weight = 0.912` (an explorer's `lines`); `line(name)` reads one. A prediction's row types a
 guess, commits it and runs the cell that reveals it again (kind RUN_CELL).
 
+Each lesson is driven in its workbook, where a student drives it: JupyterLab serves the copies
+of workbook/NN_name.ipynb that `make lab` makes in my-work/ (`serve_course` in ui_harness.py),
+which hold no stored output and no guard cell, open with a setup cell (a no-op where gptlib is
+importable) and leave every exercise a stub: its check says "not implemented yet" and the
+reference stands in, so Run All reaches the end. The maintainers' notebook is driven in docs/.
+No row needs the solved edition (notebooks/): Run All clears every stored output first, and no
+test compares with them.
+
 Run: `PYTHONPATH=$PWD python -m pytest -m ui tests/ui` (screenshots in ui-screenshots/).
 """
 
@@ -19,7 +27,17 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from .ui_harness import IMAGE, NOTEBOOKS, RUN_CELL, Interaction, NotebookSpec, parse_number
+from .ui_harness import (
+    DOCS,
+    IMAGE,
+    NOTEBOOKS,
+    RUN_CELL,
+    SERVED_AS,
+    WORKBOOK,
+    Interaction,
+    NotebookSpec,
+    parse_number,
+)
 
 NUMBER = r"([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)"
 
@@ -243,8 +261,9 @@ SPECS: dict[str, NotebookSpec] = {
             *prediction("guess_hours = Prediction(", "5", "guess_hours.reveal("),
         ),
     ),
-    # The appendix builds every explorer to time it but shows none: it must run without errors.
-    "10_appendix": NotebookSpec("10_*.ipynb", (), run_timeout_s=240.0),
+    # The maintainers' notebook (once notebook 10, now kept in docs/) builds every explorer to
+    # time it but shows none: it must run without errors.
+    "under_the_hood": NotebookSpec("under_the_hood.ipynb", (), run_timeout_s=240.0, folder=DOCS),
 }
 
 
@@ -254,12 +273,43 @@ def _uses_widgets(path: Path) -> bool:
     return bool(re.search(r"ipywidgets|gptlib\.lessons\.widgets|\binteract\b", code))
 
 
+def _driven_paths() -> list[Path]:
+    """The notebooks the UI tests must cover: every workbook, every notebook of docs/, and any
+    solved notebook without a workbook (which no row could then drive: nothing serves it)."""
+    workbooks = sorted(WORKBOOK.glob("*.ipynb"))
+    names = {p.name for p in workbooks}
+    solved_only = [p for p in sorted(NOTEBOOKS.glob("*.ipynb")) if p.name not in names]
+    return workbooks + sorted(DOCS.glob("*.ipynb")) + solved_only
+
+
 def test_every_notebook_with_widgets_has_a_spec() -> None:
-    with_widgets = [p for p in sorted(NOTEBOOKS.glob("*.ipynb")) if _uses_widgets(p)]
+    with_widgets = [p for p in _driven_paths() if _uses_widgets(p)]
     uncovered = [
-        p.name for p in with_widgets if not any(p.match(s.pattern) for s in SPECS.values())
+        p.relative_to(WORKBOOK.parent).as_posix()
+        for p in with_widgets
+        if not any(p in spec.paths() for spec in SPECS.values())
     ]
     assert not uncovered, f"add a row to SPECS in {__file__} for {uncovered}"
+
+
+def test_every_spec_drives_one_served_notebook_and_names_cells_it_holds() -> None:
+    """Each row's pattern matches one file of its folder, which the UI tests serve, and every
+    cell a row names (`Interaction.cell`, a RUN_CELL's control) is one code cell of it."""
+    for name, spec in SPECS.items():
+        assert spec.folder in SERVED_AS, name
+        found = spec.paths()
+        assert len(found) == 1, f"{name}: {spec.where()} matches {found}"
+        code = [
+            c.source for c in nbformat.read(found[0], as_version=4).cells if c.cell_type == "code"
+        ]
+        for interaction in spec.interactions:
+            named = interaction.control if interaction.kind == RUN_CELL else interaction.cell
+            if named:
+                holding = sum(named in source for source in code)
+                assert holding == 1, (
+                    f"{name}: {holding} code cells of {found[0].name} hold {named!r}"
+                )
+    assert SERVED_AS[WORKBOOK] == "my-work"  # where `make lab` puts the student's copies
 
 
 def test_interaction_rejects_a_direction_without_a_number() -> None:
@@ -276,8 +326,8 @@ def test_interaction_rejects_a_direction_without_a_number() -> None:
 def _spec_params() -> list:
     params = []
     for name, spec in SPECS.items():
-        missing = not any(NOTEBOOKS.glob(spec.pattern))
-        reason = f"notebooks/{spec.pattern} is not in this tree yet; its SPECS row runs once it is"
+        missing = not spec.paths()
+        reason = f"{spec.where()} is not in this tree yet; its SPECS row runs once it is"
         params.append(pytest.param(name, marks=[pytest.mark.skip(reason)] if missing else []))
     return params
 
@@ -286,10 +336,12 @@ def _spec_params() -> list:
 @pytest.mark.parametrize("name", _spec_params())
 def test_notebook_widgets_respond(name, lab, notebook, record) -> None:
     spec = SPECS[name]
-    found = sorted(NOTEBOOKS.glob(spec.pattern))
-    assert len(found) == 1, f"{spec.pattern} matches {found}; make the pattern unique"
+    found = spec.paths()
+    assert len(found) == 1, f"{spec.where()} matches {found}; make the pattern unique"
     path = found[0]
-    notebook.open(f"notebooks/{path.name}", path.stem)
+    served = spec.served_path(path)  # a lesson: the student's copy in my-work/
+    assert (lab.root_dir / served).read_bytes() == path.read_bytes(), f"{served} is not {path}"
+    notebook.open(served, path.stem)
     notebook.run_all(spec.run_timeout_s)
     notebook.assert_no_errors()
     record(notebook.screenshot())
@@ -480,6 +532,14 @@ def test_harness_reports_a_failing_cell(lab, notebook) -> None:
 @pytest.mark.ui
 def test_lab_serves_a_copy_without_autosave(lab) -> None:
     assert lab.root_dir.resolve() != NOTEBOOKS.parent.resolve()
+    # the student's copies of the workbook, as `make lab` makes them; not the solved edition
+    work = lab.root_dir / SERVED_AS[WORKBOOK]
+    assert sorted(p.name for p in work.glob("*.ipynb")) == sorted(
+        p.name for p in WORKBOOK.glob("*.ipynb")
+    )
+    for copy in work.glob("*.ipynb"):
+        assert copy.read_bytes() == (WORKBOOK / copy.name).read_bytes(), copy.name
+    assert not (lab.root_dir / "notebooks").exists()
     assert lab.setting("@jupyterlab/docmanager-extension:plugin", "autosave") is False
     assert lab.setting("@jupyterlab/extensionmanager-extension:plugin", "enabled") is False
     assert "Extension Manager is 'readonly'" in lab.log(last_chars=100_000)

@@ -5,9 +5,14 @@ The pieces, in the order a test uses them:
 - `browser_missing()` says why the UI tests cannot run here (and how to enable them), or None;
   `when_browser_missing()` decides what then happens: a skip on a user's machine, a failure
   in CI.
-- `LabServer` starts JupyterLab on 127.0.0.1 on a free port with a random token, serving a
-  folder (the tests give it a temporary copy of `notebooks/`), with autosave and the news
-  check off, the extension manager read-only, and kernels on the CPU with the repo importable.
+- `serve_course` lays out, in a temporary folder, what a student's JupyterLab shows: `my-work/`,
+  the student's copies of the workbook (`workbook/NN_name.ipynb`, the edition every route into
+  the course opens), made by `scripts/editions.py open` as `make lab` makes them, and `docs/`
+  with the maintainers' notebook (`docs/under_the_hood.ipynb`). The solved notebooks
+  (`notebooks/`) are not served: no UI test needs their stored outputs (Run All clears them).
+- `LabServer` starts JupyterLab on 127.0.0.1 on a free port with a random token, serving that
+  folder, with autosave and the news check off, the extension manager read-only, and kernels
+  on the CPU with the repo importable (so a workbook's setup cell does nothing).
 - `NotebookSession` wraps one Playwright page: `open`, `run_all`, `assert_no_errors`,
   `controls` (every slider, toggle, dropdown... on the page, by label), `perform` (move one
   control, or run one cell again, and wait for its cell's output to change, timed in the
@@ -18,6 +23,7 @@ The pieces, in the order a test uses them:
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -38,7 +44,12 @@ from pathlib import Path
 from typing import Literal
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = REPO_ROOT / "notebooks"
+NOTEBOOKS = REPO_ROOT / "notebooks"  # the solved edition, with stored outputs: not served
+WORKBOOK = REPO_ROOT / "workbook"  # the student edition, served as my-work/ (`serve_course`)
+DOCS = REPO_ROOT / "docs"  # the maintainers' notebook, docs/under_the_hood.ipynb
+# Where each repository folder that a NotebookSpec may name is served: the student's copies of
+# the workbook are in my-work/, as after `make lab`; docs/ as it is (its notebook runs there).
+SERVED_AS = {WORKBOOK: "my-work", DOCS: "docs"}
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -146,15 +157,38 @@ class Interaction:
 
 @dataclass(frozen=True)
 class NotebookSpec:
-    """What to do with one notebook: its file pattern under notebooks/ and the moves to make.
+    """What to do with one notebook: its file pattern in `folder` and the moves to make.
 
     ignored: labels of controls on the page that are deliberately not moved, with the reason.
+    folder: the repository folder the pattern is matched in, one of SERVED_AS: WORKBOOK (a
+        lesson, driven where a student drives it: in the copy `make lab` makes in my-work/)
+        or DOCS (the maintainers' notebook).
     """
 
     pattern: str
     interactions: tuple[Interaction, ...]
     ignored: dict[str, str] = field(default_factory=dict)
     run_timeout_s: float = 120.0
+    folder: Path = WORKBOOK
+
+    def __post_init__(self) -> None:
+        if self.folder not in SERVED_AS:
+            raise ValueError(
+                f"folder={self.folder}: the UI tests serve {sorted(map(str, SERVED_AS))} only; "
+                "add the folder to SERVED_AS and to serve_course"
+            )
+
+    def paths(self) -> list[Path]:
+        """The repository's files that the pattern matches (one, when the spec is right)."""
+        return sorted(self.folder.glob(self.pattern))
+
+    def served_path(self, path: Path) -> str:
+        """Where the served folder holds `path` (one of `paths()`), relative to its root."""
+        return f"{SERVED_AS[self.folder]}/{path.name}"
+
+    def where(self) -> str:
+        """The pattern with its repository folder, for messages: 'workbook/02_*.ipynb'."""
+        return f"{self.folder.relative_to(REPO_ROOT).as_posix()}/{self.pattern}"
 
 
 @dataclass(frozen=True)
@@ -172,6 +206,27 @@ class Measurement:
 def parse_number(text: str) -> float:
     """'6,738,415,616' -> 6738415616.0; '8.1e22' -> 8.1e22; '0.912' -> 0.912."""
     return float(text.replace(",", "").replace("_", ""))
+
+
+def _editions_script():
+    """scripts/editions.py, which makes the student's copies of the workbook (`make lab`)."""
+    spec = importlib.util.spec_from_file_location(
+        "editions_for_ui", REPO_ROOT / "scripts" / "editions.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def serve_course(served: Path) -> list[str]:
+    """Lay out in `served` what a student's JupyterLab shows (see the module docstring): the
+    copies of the workbook in my-work/, made by the code `make lab` runs, and docs/'s notebooks.
+    Returns what `scripts/editions.py open` said it did."""
+    done = _editions_script().open_workbook(WORKBOOK, served / SERVED_AS[WORKBOOK])
+    (served / SERVED_AS[DOCS]).mkdir(parents=True, exist_ok=True)
+    for notebook in DOCS.glob("*.ipynb"):
+        shutil.copy2(notebook, served / SERVED_AS[DOCS] / notebook.name)
+    return done
 
 
 def free_port() -> int:
@@ -419,7 +474,8 @@ class NotebookSession:
         self.run_all_seconds: float | None = None
 
     def open(self, relative_path: str, name: str) -> None:
-        """Open notebooks/... (a path relative to the served folder) and wait for its kernel."""
+        """Open a notebook (a path relative to the served folder, such as my-work/02_x.ipynb)
+        and wait for its kernel."""
         self.name = name
         if self.page.evaluate("() => Boolean(window.jupyterapp?.started)"):
             self.page.evaluate(

@@ -2,18 +2,23 @@
 
 ANSWERS = {
     "07.init-loss": """
-        With PyTorch's default initialisation the logits at a position are a spread of V
-        numbers with standard deviation σ = {sigma:z.3f} (measured above). The cross-entropy is
-        the log of the sum of their exponentials minus the target's own logit. The target's
-        logit averages 0, but the log-sum-exp of V wobbling scores exceeds ln V by about half
-        their variance: loss ≈ ln V + σ²/2 = {ln_v:z.3f} + {half_variance:z.3f} = {predicted:z.3f},
-        against {measured:z.3f} measured.
+        At one position the loss is logsumexp(z) minus the target's logit z_t. Shifting every
+        logit of the position by the same amount changes neither, so measure them from their
+        mean: u = z - mean(z), which averages 0. The mean of exp(u) is at least exp of the mean
+        of u, that is 1, so logsumexp(u) is at least ln V, equal only when all V logits are
+        equal; for a small spread it is ln V + var(u)/2 (the second-order term of the
+        exponential). Here σ = {sigma:z.3f} within a position gives σ²/2 = {half_variance:z.3f},
+        against a measured spread cost of {spread_cost:z.3f}.
 
-        The measured loss differs from the estimate by a few hundredths because the
-        estimate averages over all random initialisations, and this is one of them. gptlib
-        starts with GPT-2's smaller weights (std 0.02 instead of PyTorch's 1/√d-sized ones):
-        its logits spread by only σ = {sigma_gpt2:z.3f}, so its first loss, {loss_gpt2:z.3f}, sits
-        closer to ln V: ln V + σ²/2 = {predicted_gpt2:z.3f}.
+        The target lead, the mean of u_t, is luck: at initialisation nothing ties a position's
+        largest logits to the character that follows it, so the lead is a small number of
+        either sign that depends on the weights drawn. Over five seeds of this model it ran from
+        {lowest_lead:z.3f} to {highest_lead:z.3f}.
+
+        gptlib starts with GPT-2's smaller weights (std 0.02 instead of PyTorch's defaults): its
+        logits spread by only σ = {sigma_gpt2:z.3f} within a position, so their spread costs
+        {spread_gpt2:z.3f}, and its first loss, {loss_gpt2:z.3f}, sits closer to ln V =
+        {ln_v:z.3f}, on whichever side its target lead, {lead_gpt2:z.3f}, puts it.
     """,
     "07.tying": """
         V·d = {vocab} · {d_model} = {saving:,} parameters, {share:z.1%} of this model: a

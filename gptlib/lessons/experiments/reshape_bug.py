@@ -4,9 +4,12 @@ in every attention layer.
 The scrambled split gives each head all the features of a block of T/h tokens instead of d_h
 features of every token, so the mask, which still runs over the scrambled "positions", no
 longer follows the tokens: head i's slot t holds a piece of token (i·T + t)/h. Some outputs can
-therefore read the token after them, which is their own training target. Those positions learn
-to copy it and the training loss falls below the entropy floor of the text, as it does without
-any mask; asked to predict from a prefix alone, as in generation, the model fails.
+therefore read the token after them, which is their own training target. Through one layer
+`leaking_positions` finds them; through a model of several layers more positions reach their
+target, by reading a slot that a layer below had already filled with it
+(`leaking_positions_in_model`). Those positions can learn to copy, and the training loss falls
+below the entropy floor of the text, as it does without any mask; asked to predict from a
+prefix alone, as in generation, the model fails.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from gptlib.lessons.experiments.multihead import (
     positions_reading_their_target,
     scramble_head_split,
 )
+from gptlib.lessons.experiments.variants import Variant, build_gpt
+from gptlib.model import GPTConfig
 
 # The bug model learns to copy more slowly than a model without any mask: it needs more steps
 # than notebook 03's 300 before its training loss crosses the entropy floor.
@@ -37,19 +42,56 @@ def leaking_positions(setup: AblationSetup = BUG_SETUP, seed: int = 0) -> list[i
     return positions_reading_their_target(attn, x)
 
 
+def leaking_positions_in_model(
+    setup: AblationSetup = BUG_SETUP, grammar: Grammar = TOY_GRAMMAR, seed: int = 0
+) -> list[int]:
+    """Positions t whose logits, in a freshly built GPT of `setup` with the scrambled split in
+    every layer, move when the token at t + 1 (their target) changes."""
+    config = GPTConfig(
+        vocab_size=grammar.tokenizer().vocab_size,
+        d_model=setup.d_model,
+        n_heads=setup.n_heads,
+        n_layers=setup.n_layers,
+        max_len=setup.block_size,
+    )
+    torch.manual_seed(seed)
+    model = scramble_head_split(build_gpt(config, Variant())).eval()
+    ids = torch.randint(config.vocab_size, (1, setup.block_size))
+    with torch.no_grad():
+        base = model(ids)[0]
+        leaking = []
+        for t in range(setup.block_size - 1):
+            changed = ids.clone()
+            changed[0, t + 1] = (changed[0, t + 1] + 1) % config.vocab_size
+            if not torch.allclose(model(changed)[0][0, t], base[0, t], rtol=0, atol=1e-6):
+                leaking.append(t)
+    return leaking
+
+
 @dataclass(frozen=True)
 class ReshapeBugRun:
-    """The model trained with `view(B, h, T, d_h)`, and the positions that can see their target."""
+    """The model trained with `view(B, h, T, d_h)`, and the positions that can see their target:
+    through one scrambled layer (`leaking`) and through the whole model (`leaking_in_model`)."""
 
     run: AblationRun
-    leaking: list[int]  # positions that see their target through one scrambled layer
+    leaking: list[int]
+    leaking_in_model: list[int]
 
-    def mean_position_loss(self, leaking: bool) -> float:
-        """Mean held-out loss over the leaking positions (`leaking=True`) or over the others."""
-        chosen = [
-            loss for t, loss in enumerate(self.run.position_loss) if (t in self.leaking) == leaking
-        ]
-        return sum(chosen) / len(chosen)
+    def groups(self) -> dict[str, list[int]]:
+        """The window's positions by how they can reach their target: through one layer, only
+        through the model's stack of layers, or not at all."""
+        T = len(self.run.position_loss)
+        return {
+            "one layer": list(self.leaking),
+            "only through the stack": [t for t in self.leaking_in_model if t not in self.leaking],
+            "not at all": [t for t in range(T) if t not in self.leaking_in_model],
+        }
+
+    def mean_loss(self, positions: list[int]) -> float:
+        """Mean held-out loss over `positions` of the window."""
+        if not positions:
+            raise ValueError("mean_loss needs at least one position")
+        return sum(self.run.position_loss[t] for t in positions) / len(positions)
 
 
 def run_reshape_bug(
@@ -57,4 +99,4 @@ def run_reshape_bug(
 ) -> ReshapeBugRun:
     """Train notebook 03's small model (mask on) with the scrambled split and evaluate it."""
     run = train_run(setup, True, grammar, alter=scramble_head_split)
-    return ReshapeBugRun(run, leaking_positions(setup))
+    return ReshapeBugRun(run, leaking_positions(setup), leaking_positions_in_model(setup, grammar))

@@ -4,7 +4,7 @@ reaches after a head split."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -115,25 +115,24 @@ def plot_head_slots(grids: dict[str, torch.Tensor], token: int) -> Figure:
 
 
 def plot_position_loss(
-    position_loss: Sequence[float], reading_target: Sequence[int], floor: float, title: str
+    position_loss: Sequence[float], groups: Mapping[str, Sequence[int]], floor: float, title: str
 ) -> Figure:
-    """Held-out loss at each window position [T] (notebook 04): red bars on a shaded column
-    where the position can read its own target (`reading_target`), grey bars elsewhere, and the
-    entropy floor. The shading keeps a near-zero bar visible as a position that copies."""
+    """Held-out loss at each window position [T] (notebook 04), one bar colour per group of
+    positions (`groups`: label -> positions, in the order of the legend; the first group, the
+    positions that copy, also gets a shaded column, which keeps a near-zero bar visible), and
+    the entropy floor."""
+    colours = ["tab:red", "tab:orange", "tab:grey", "tab:blue"]
+    if len(groups) > len(colours):
+        raise ValueError(f"at most {len(colours)} groups, got {len(groups)}")
     fig, ax = plt.subplots(figsize=(9, 3.4), constrained_layout=True)
     T = len(position_loss)
-    for t in reading_target:
+    colour_of = {t: colours[g] for g, members in enumerate(groups.values()) for t in members}
+    for t in next(iter(groups.values()), []):
         ax.axvspan(t - 0.5, t + 0.5, color="mistyrose", linewidth=0)
-    colors = ["tab:red" if t in reading_target else "tab:grey" for t in range(T)]
-    ax.bar(range(T), position_loss, color=colors)
+    ax.bar(range(T), position_loss, color=[colour_of.get(t, "white") for t in range(T)])
     floor_line = ax.axhline(floor, color="black", linestyle="--")
-    handles = [
-        Patch(facecolor="tab:red", edgecolor="mistyrose", linewidth=4),
-        Patch(facecolor="tab:grey"),
-        floor_line,
-    ]
-    labels = ["can read its target t + 1", "cannot", f"entropy floor {floor:z.3f}"]
-    ax.legend(handles, labels, fontsize=8)
+    handles = [Patch(facecolor=colours[g]) for g in range(len(groups))] + [floor_line]
+    ax.legend(handles, [*groups, f"entropy floor {floor:z.3f}"], fontsize=8)
     ax.set_xlim(-0.5, T - 0.5)
     ax.set_xticks(range(0, T, 2))
     ax.set_xlabel("position t in the window")

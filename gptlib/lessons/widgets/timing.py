@@ -4,7 +4,7 @@ A redraw is what a slider step costs in a notebook: the explorer's pure function
 the in-place figure update (`draw`) and the PNG the Image widget shows. Dragging feels live
 while it stays well under half a second. `time_redraws` measures any explorer over a list of
 settings; `course_explorers` builds each explorer of notebooks 00–09 with the settings to
-visit. `benchmarks/widget_redraw.py` and the appendix notebook both use these two.
+visit. `benchmarks/widget_redraw.py` and docs/under_the_hood.ipynb both use these two.
 
 The explorers that show a model (notebooks 03, 04 and the sampling and attention explorers of
 notebook 08) get small untrained models here: a redraw costs the same whatever the weights.

@@ -1,5 +1,6 @@
 """The reshape bug trained: the positions that can read their target copy it, the rest predict."""
 
+import dataclasses
 import functools
 
 import pytest
@@ -12,6 +13,7 @@ from gptlib.lessons.experiments.reshape_bug import (
     BUG_SETUP,
     ReshapeBugRun,
     leaking_positions,
+    leaking_positions_in_model,
     run_reshape_bug,
 )
 
@@ -41,10 +43,31 @@ def _run(position_loss: list[float]) -> AblationRun:
     )
 
 
-def test_mean_position_loss_splits_leaking_from_other_positions():
-    result = ReshapeBugRun(_run([1.0, 0.0, 2.0, 0.5]), leaking=[1, 3])
-    assert result.mean_position_loss(leaking=True) == 0.25
-    assert result.mean_position_loss(leaking=False) == 1.5
+def test_a_stack_of_scrambled_layers_reaches_more_targets_than_one_layer():
+    one_layer, stack = leaking_positions(), leaking_positions_in_model()
+    assert set(one_layer) < set(stack)  # a later layer reads what an earlier one gathered
+    assert BUG_SETUP.block_size - 1 not in stack  # the last target lies outside the window
+    single = leaking_positions_in_model(dataclasses.replace(BUG_SETUP, n_layers=1))
+    assert single == one_layer  # one block of the model: the layer's own leaks, no more
+
+
+def test_a_causal_model_reaches_no_target(monkeypatch):
+    from gptlib.lessons.experiments import reshape_bug
+
+    monkeypatch.setattr(reshape_bug, "scramble_head_split", lambda model: model)  # right split
+    assert leaking_positions_in_model() == []
+
+
+def test_groups_split_the_window_and_mean_loss_averages_one_group():
+    result = ReshapeBugRun(_run([1.0, 0.0, 2.0, 0.5]), leaking=[1], leaking_in_model=[0, 1])
+    assert result.groups() == {
+        "one layer": [1],
+        "only through the stack": [0],
+        "not at all": [2, 3],
+    }
+    assert result.mean_loss([2, 3]) == 1.25
+    with pytest.raises(ValueError, match="at least one position"):
+        result.mean_loss([])
 
 
 @pytest.mark.slow
@@ -62,12 +85,11 @@ def test_a_small_scrambled_model_copies_where_it_can_and_fails_from_a_prefix():
         sample_chars=20,
     )
     result = run_reshape_bug(small)
-    assert result.leaking == leaking_positions(small) != []
+    assert result.leaking == leaking_positions(small) == result.leaking_in_model != []
     floor = TOY_GRAMMAR.entropy_per_char()
     # Where the target is in view the loss beats the entropy floor (copying); elsewhere not.
-    assert (
-        result.mean_position_loss(leaking=True) < floor < result.mean_position_loss(leaking=False)
-    )
+    groups = result.groups()
+    assert result.mean_loss(groups["one layer"]) < floor < result.mean_loss(groups["not at all"])
     # From a prefix alone (as in generation) there is nothing to copy.
     assert result.run.prefix_loss > 2 * result.run.val_loss
 

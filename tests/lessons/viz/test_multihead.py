@@ -47,21 +47,28 @@ def test_slot_grids_write_each_slots_token_and_mark_the_chosen_one():
     assert (fig.axes[1].images[0].get_array() == (wrong == 1).float().numpy()).all()
 
 
-def test_position_loss_colours_the_positions_that_read_their_target():
-    fig = plot_position_loss([1.0, 0.01, 0.5], reading_target=[1], floor=0.3, title="bug")
+def test_position_loss_colours_each_group_of_positions():
+    groups = {"one layer": [1], "only through the stack": [2, 3], "not at all": [0]}
+    fig = plot_position_loss([1.0, 0.01, 0.5, 0.4], groups, floor=0.3, title="bug")
     ax = fig.axes[0]
     bars = ax.containers[0]
-    assert [round(b.get_height(), 6) for b in bars] == [1.0, 0.01, 0.5]
+    assert [round(b.get_height(), 6) for b in bars] == [1.0, 0.01, 0.5, 0.4]
     assert [b.get_facecolor() for b in bars] == [
         to_rgba("tab:grey"),
         to_rgba("tab:red"),
-        to_rgba("tab:grey"),
+        to_rgba("tab:orange"),
+        to_rgba("tab:orange"),
     ]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["can read its target t + 1", "cannot", "entropy floor 0.300"]
-    shaded = [p for p in ax.patches if p not in bars]  # one column behind each such position
+    assert labels == [*groups, "entropy floor 0.300"]
+    shaded = [p for p in ax.patches if p not in bars]  # one column behind each copying position
     assert [(round(p.get_x(), 6), round(p.get_width(), 6)) for p in shaded] == [(0.5, 1.0)]
     assert "nats per character" in ax.get_ylabel()
+
+
+def test_position_loss_refuses_more_groups_than_colours():
+    with pytest.raises(ValueError, match="at most 4 groups"):
+        plot_position_loss([0.0], {str(g): [] for g in range(5)}, floor=0.3, title="x")
 
 
 @pytest.mark.parametrize(("max_heads", "T", "cols"), [(8, 21, 4), (4, 32, 2), (1, 5, 4)])

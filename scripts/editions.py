@@ -1,0 +1,238 @@
+"""The workbook: the student edition of the course, generated from the solved notebooks.
+
+    python scripts/editions.py build     # notebooks/ -> workbook/ (make notebooks runs it)
+    python scripts/editions.py check     # exit status 1 when workbook/ is not what build writes
+    python scripts/editions.py open      # copy the workbook into my-work/ (make lab runs it)
+
+The solved notebooks (`notebooks/`) are the source: they hold the solutions, the stored outputs
+nbval tests, and the guard cells (tag `guard`) whose assertions protect the lesson's results.
+`build` writes one workbook per lesson 00-09 into `workbook/`: each solution region (between
+`### BEGIN SOLUTION` and `### END SOLUTION`) becomes `raise NotImplementedError()`, the guard
+cells and the nbval tags are left out, every output is cleared (predictions are unanswered and
+figures appear only when the student runs the cell), and a first code cell installs gptlib where
+it is missing (Colab). Never edit `workbook/` by hand: `tests/test_workbook.py` fails when it
+differs from what `build` writes.
+
+`open` is the student's side. It copies each workbook into `my-work/` (ignored by git) when it
+is not there yet, and never overwrites a copy the student has changed. When the course's
+workbook changed since the copy was made (after `git pull`, say), an untouched copy is replaced
+by the new version, and an edited one is kept: the new version lands beside it as
+`NN_name.new.ipynb`. Every such action is printed. `my-work/.workbook.json` records the version
+each copy came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+WORKBOOK = ROOT / "workbook"
+MY_WORK = ROOT / "my-work"
+STATE = ".workbook.json"
+CONFIG = ROOT / "book" / "_config.yml"
+GUARD_TAG = "guard"
+LESSON = re.compile(r"0\d_[a-z0-9_]+\.ipynb")
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
+
+
+def lessons(folder: Path = NOTEBOOKS) -> list[Path]:
+    """The numbered lessons 00-09 of `folder` (10, the maintainers' appendix, has no workbook)."""
+    return sorted(p for p in folder.glob("*.ipynb") if LESSON.fullmatch(p.name))
+
+
+def repository_url(config: Path = CONFIG) -> str:
+    """The course's public address (book/_config.yml repository.url; '' when not set)."""
+    return (yaml.safe_load(config.read_text()).get("repository") or {}).get("url") or ""
+
+
+def setup_source(repo_url: str) -> str:
+    """The workbook's first code cell: install gptlib where it is missing, as on Colab."""
+    header = "# Setup: does nothing where gptlib is installed (make lab, Binder); for Colab.\n"
+    if not repo_url:
+        return header + (
+            "import importlib.util\n\n"
+            'if importlib.util.find_spec("gptlib") is None:\n'
+            "    raise ModuleNotFoundError(\n"
+            '        "gptlib is not installed: in a clone of the course run make lab, "\n'
+            '        "or pip install -e . in its folder"\n'
+            "    )"
+        )
+    return header + (
+        "import importlib.util\nimport subprocess\nimport sys\n\n"
+        'if importlib.util.find_spec("gptlib") is None:\n'
+        f'    package = "gptlib @ git+{repo_url}"\n'
+        '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)'
+    )
+
+
+def stub_solutions(source: str) -> str:
+    """Replace every solution region by the stub, indented like its BEGIN marker."""
+    out, inside = [], False
+    for line in source.split("\n"):
+        marker = line.strip()
+        if marker == BEGIN:
+            if inside:
+                raise ValueError(f"{BEGIN!r} inside a solution region:\n{source}")
+            indent = line[: len(line) - len(line.lstrip())]
+            out += [indent + s for s in STUB]
+            inside = True
+        elif marker == END:
+            if not inside:
+                raise ValueError(f"{END!r} without {BEGIN!r}:\n{source}")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"a solution region is not closed by {END!r}:\n{source}")
+    return "\n".join(out)
+
+
+def is_guard(cell: nbformat.NotebookNode) -> bool:
+    """A guard cell: the assertions that protect the lesson cell above it (solved edition only)."""
+    return GUARD_TAG in cell.metadata.get("tags", [])
+
+
+def without_guards(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of `nb` without its guard cells."""
+    nb = copy.deepcopy(nb)
+    nb.cells = [cell for cell in nb.cells if not is_guard(cell)]
+    return nb
+
+
+def student_edition(nb: nbformat.NotebookNode, name: str, repo_url: str) -> nbformat.NotebookNode:
+    """The workbook of one solved notebook `name` (a file name such as '02_x.ipynb')."""
+    nb = without_guards(nb)
+    cells = []
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        kept = [t for t in tags if not t.startswith("nbval")]
+        if kept:
+            cell.metadata["tags"] = kept
+        else:
+            cell.metadata.pop("tags", None)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            if cell.metadata.get("nbgrader", {}).get("solution"):
+                cell.source = stub_solutions(cell.source)
+        cells.append(cell)
+    if not cells or cells[0].cell_type != "markdown":
+        raise ValueError(f"{name}: a lesson opens with its title in markdown")
+    cells[0].source += (
+        f"\n\n*Workbook edition: the exercises are yours to solve and every cell's output appears "
+        f"when you run it. The solved edition, with outputs, is `notebooks/{name}`.*"
+    )
+    cells.insert(1, nbformat.v4.new_code_cell(setup_source(repo_url)))
+    for cell in cells:
+        cell.pop("id", None)
+    nb.cells = cells
+    return nb
+
+
+def serialise(nb: nbformat.NotebookNode) -> str:
+    """The notebook's file text, written the way the committed notebooks are."""
+    return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def editions(sources: Path = NOTEBOOKS, repo_url: str | None = None) -> dict[str, str]:
+    """{file name: workbook file text} for every lesson in `sources`."""
+    url = repository_url() if repo_url is None else repo_url
+    return {
+        p.name: serialise(student_edition(nbformat.read(p, as_version=4), p.name, url))
+        for p in lessons(sources)
+    }
+
+
+def build(sources: Path = NOTEBOOKS, out: Path = WORKBOOK) -> list[Path]:
+    """Write the workbooks into `out` (stale ones removed); return the paths written."""
+    texts = editions(sources)
+    out.mkdir(exist_ok=True)
+    for stale in set(p.name for p in out.glob("*.ipynb")) - set(texts):
+        (out / stale).unlink()
+    for name, text in texts.items():
+        (out / name).write_text(text, encoding="utf-8")
+    return [out / name for name in texts]
+
+
+def out_of_date(sources: Path = NOTEBOOKS, out: Path = WORKBOOK) -> list[str]:
+    """The workbook files that `build` would change, add or remove."""
+    texts = editions(sources)
+    present = {p.name for p in out.glob("*.ipynb")}
+    stale = sorted(present - set(texts))
+    changed = [
+        n for n in texts if not (out / n).is_file() or (out / n).read_text("utf-8") != texts[n]
+    ]
+    return sorted(changed + stale)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def open_workbook(source: Path = WORKBOOK, work: Path = MY_WORK) -> list[str]:
+    """Bring the student's folder `work` up to the course's workbook; return what was done.
+
+    Never overwrites a copy the student changed: see the module docstring.
+    """
+    if not lessons(source):
+        raise ValueError(f"{source} holds no workbook; run `python scripts/editions.py build`")
+    work.mkdir(exist_ok=True)
+    state_file = work / STATE
+    state = json.loads(state_file.read_text()) if state_file.is_file() else {}
+    done = []
+    for path in lessons(source):
+        mine, new = work / path.name, _digest(path)
+        if not mine.is_file():
+            shutil.copyfile(path, mine)
+            done.append(f"copied {path.name}")
+        elif state.get(path.name) == new:
+            continue
+        elif state.get(path.name) == _digest(mine):
+            shutil.copyfile(path, mine)
+            done.append(f"updated {path.name} to the course's new version (you had not changed it)")
+        else:
+            beside = mine.with_suffix(".new.ipynb")
+            shutil.copyfile(path, beside)
+            done.append(
+                f"kept your {path.name}: the course changed it, and its new version is "
+                f"{beside.name} beside yours"
+            )
+        state[path.name] = new
+    state_file.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("command", choices=["build", "check", "open"])
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        for path in build():
+            print(f"wrote {path.relative_to(ROOT)}")
+    elif args.command == "check":
+        stale = out_of_date()
+        if stale:
+            print(f"workbook/ is out of date ({', '.join(stale)}): run make notebooks")
+            return 1
+        print(f"workbook/ is up to date ({len(lessons(WORKBOOK))} notebooks)")
+    else:
+        for line in open_workbook():
+            print(f"my-work/: {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

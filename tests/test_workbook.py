@@ -1,0 +1,247 @@
+"""The workbook (`scripts/editions.py`): the student edition every route into the course opens.
+
+It is what `build` writes from the solved notebooks (in sync, never edited by hand); it holds no
+solution line, no stored output, no guard cell and no nbval tag; each workbook runs from top to
+bottom with every exercise left undone; and `open`, the student's side of it, never overwrites
+a copy the student has changed: not when `make lab` runs again, not when the workbook is
+regenerated, not when an update of the course changes the notebook.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbgrader.utils import determine_grade
+
+from gptlib.lessons.checks import read_outcome
+from gptlib.lessons.checks.outcomes import NOT_IMPLEMENTED
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "editions.py"
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("editions_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+workbook = _load_script()
+LESSONS = workbook.lessons()
+WORKBOOKS = [workbook.WORKBOOK / p.name for p in LESSONS]
+
+
+def _solution_lines(nb) -> set[str]:
+    """Lines found only inside the solution regions of a solved notebook."""
+    inside, outside = set(), set()
+    for cell in nb.cells:
+        in_solution = False
+        for line in cell.source.splitlines():
+            text = line.strip()
+            if text in (workbook.BEGIN, workbook.END):
+                in_solution = text == workbook.BEGIN
+                continue
+            (inside if in_solution else outside).add(text)
+    return {line for line in inside - outside if line}
+
+
+def test_every_lesson_has_a_workbook_and_nothing_else_does():
+    assert [p.name for p in LESSONS] == sorted(p.name for p in workbook.WORKBOOK.glob("*.ipynb"))
+    assert [p.name[:2] for p in LESSONS] == [f"{n:02d}" for n in range(10)]
+
+
+def test_the_workbook_is_what_build_writes():
+    stale = workbook.out_of_date()
+    assert not stale, f"workbook/ is out of date for {stale}: run make notebooks and commit it"
+
+
+@pytest.mark.parametrize("path", WORKBOOKS, ids=lambda p: p.name)
+def test_a_workbook_holds_no_solution_output_guard_or_nbval_tag(path):
+    solved = nbformat.read(workbook.NOTEBOOKS / path.name, as_version=4)
+    student = nbformat.read(path, as_version=4)
+    secret = _solution_lines(solved)
+    for cell in student.cells:
+        lines = {line.strip() for line in cell.source.splitlines()}
+        assert not lines & secret, f"{path.name}: solution text {sorted(lines & secret)}"
+        assert workbook.BEGIN not in cell.source and workbook.END not in cell.source
+        tags = cell.metadata.get("tags", [])
+        assert workbook.GUARD_TAG not in tags and not any(t.startswith("nbval") for t in tags)
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, path.name
+    guards = [c for c in solved.cells if workbook.is_guard(c)]
+    assert len(student.cells) == len(solved.cells) - len(guards) + 1  # + the setup cell
+    stubs = [c for c in student.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    for stub in stubs:
+        assert "raise NotImplementedError()" in stub.source
+        top_level = ast.parse(stub.source).body  # defines its function; raises only when called
+        assert not any(isinstance(node, ast.Raise) for node in top_level), stub.source
+
+
+def _is_assertion(statement: ast.stmt) -> bool:
+    """An `assert` statement or a call of `torch.testing.assert_close`."""
+    if isinstance(statement, ast.Assert):
+        return True
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    return isinstance(call, ast.Call) and ast.unparse(call.func) == "torch.testing.assert_close"
+
+
+def test_the_solved_edition_has_guards_only_after_lesson_code():
+    for path in LESSONS:
+        cells = nbformat.read(path, as_version=4).cells
+        for i, cell in enumerate(cells):
+            if not workbook.is_guard(cell):
+                continue
+            assert cell.cell_type == "code" and not cell.outputs, f"{path.name} cell {i}"
+            assert cells[i - 1].cell_type == "code", f"{path.name} cell {i}: guards follow code"
+            body = ast.parse(cell.source).body
+            assert body and all(_is_assertion(s) for s in body), (
+                f"{path.name} cell {i}: a guard cell holds assertions only"
+            )
+
+
+def test_lesson_cells_leave_their_assert_statements_to_guard_cells():
+    """What the student reads is the lesson's code: a top-level `assert` belongs in a guard."""
+    for path in LESSONS:
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type != "code" or workbook.is_guard(cell):
+                continue
+            top_level = ast.parse(cell.source).body
+            assert not any(isinstance(s, ast.Assert) for s in top_level), (
+                f"{path.name} cell {i}: move its assert statements into a guard cell under it"
+            )
+
+
+def test_the_first_code_cell_sets_up_gptlib_only_where_it_is_missing(tmp_path):
+    for path in WORKBOOKS:
+        first_code = next(
+            c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"
+        )
+        assert first_code.source == workbook.setup_source(workbook.repository_url())
+        exec(compile(first_code.source, path.name, "exec"), {})  # gptlib is importable: no-op
+    with_url = workbook.setup_source("https://github.com/owner/course")
+    assert '"gptlib @ git+https://github.com/owner/course"' in with_url
+    assert "pip" in with_url and "check=True" in with_url
+    without = workbook.setup_source("")
+    assert "make lab" in without and "pip" not in without.replace("pip install -e .", "")
+
+
+def test_stubs_keep_the_markers_indentation_and_refuse_broken_regions():
+    source = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n\nf(1)"
+    assert workbook.stub_solutions(source) == (
+        "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n\nf(1)"
+    )
+    for broken in ("### BEGIN SOLUTION\nx = 1", "x = 1\n### END SOLUTION"):
+        with pytest.raises(ValueError, match="SOLUTION"):
+            workbook.stub_solutions(broken)
+
+
+def _course(tmp_path: Path) -> tuple[Path, Path]:
+    """A course's workbook (two notebooks) and a student's folder for it."""
+    source, work = tmp_path / "workbook", tmp_path / "my-work"
+    source.mkdir()
+    for path in WORKBOOKS[:2]:
+        (source / path.name).write_text(path.read_text("utf-8"), encoding="utf-8")
+    return source, work
+
+
+def _edit(path: Path, text: str) -> None:
+    nb = nbformat.read(path, as_version=4)
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": []}
+    nb.cells.append(nbformat.from_dict({**cell, "source": text}))  # nbformat 4.4: no cell id
+    nbformat.write(nb, path)
+
+
+def _has(path: Path, text: str) -> bool:
+    return any(c.source == text for c in nbformat.read(path, as_version=4).cells)
+
+
+def test_open_copies_the_workbook_once(tmp_path):
+    source, work = _course(tmp_path)
+    first = workbook.open_workbook(source, work)
+    assert first == [f"copied {p.name}" for p in sorted(source.glob("*.ipynb"))]
+    assert workbook.open_workbook(source, work) == []  # make lab again: nothing to do
+    for path in source.glob("*.ipynb"):
+        assert (work / path.name).read_bytes() == path.read_bytes()
+
+
+def test_an_edit_survives_make_lab_regeneration_and_an_update(tmp_path):
+    source, work = _course(tmp_path)
+    workbook.open_workbook(source, work)
+    edited, untouched = sorted(work.glob("*.ipynb"))
+    _edit(edited, "my_answer = 42")
+
+    assert workbook.open_workbook(source, work) == []  # make lab again
+    assert _has(edited, "my_answer = 42")
+
+    workbook.build(workbook.NOTEBOOKS, source)  # regeneration writes the workbook folder only
+    assert _has(edited, "my_answer = 42")
+    for extra in set(source.glob("*.ipynb")) - {source / edited.name, source / untouched.name}:
+        extra.unlink()  # keep the two-notebook course
+
+    for path in source.glob("*.ipynb"):  # an update of the course changes both notebooks
+        _edit(path, "# new in this version of the course")
+    done = workbook.open_workbook(source, work)
+    new_version = edited.with_suffix(".new.ipynb")
+    assert done == [
+        f"kept your {edited.name}: the course changed it, and its new version is "
+        f"{new_version.name} beside yours",
+        f"updated {untouched.name} to the course's new version (you had not changed it)",
+    ]
+    assert _has(edited, "my_answer = 42") and not _has(
+        edited, "# new in this version of the course"
+    )
+    assert new_version.read_bytes() == (source / edited.name).read_bytes()
+    assert untouched.read_bytes() == (source / untouched.name).read_bytes()
+    assert workbook.open_workbook(source, work) == []  # said once
+    assert json.loads((work / workbook.STATE).read_text()).keys() == {edited.name, untouched.name}
+
+
+def test_open_without_a_workbook_says_how_to_make_one(tmp_path):
+    with pytest.raises(ValueError, match="editions.py build"):
+        workbook.open_workbook(tmp_path / "nothing", tmp_path / "my-work")
+
+
+@pytest.fixture
+def kernel_env(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("GPTLIB_DEVICE", "cpu")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", WORKBOOKS, ids=lambda p: p.name)
+def test_a_workbook_runs_to_the_end_with_every_exercise_left_undone(path, kernel_env, tmp_path):
+    """Run All on an untouched workbook: no cell raises; every check says 'not implemented yet'
+    on stderr, shows the stand-in box, and nbgrader's grading rule gives it zero points."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, timeout=600, kernel_name="python3", allow_errors=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )  # fmt: skip
+    client.execute()
+    errors = [
+        f"cell {i}: {o.ename}: {o.evalue}"
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for o in cell.outputs
+        if o.output_type == "error"
+    ]
+    assert not errors, f"{path.name} stopped: {errors}"
+    checks = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert bool(checks) == (path.name[:2] != "00"), "lessons 01-09 have graded checks, 00 none"
+    for cell in checks:
+        stderr = "".join(
+            o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"
+        )
+        assert read_outcome(stderr).status == NOT_IMPLEMENTED, cell.source
+        [notice] = [o for o in cell.outputs if o.output_type == "display_data"]
+        assert "stands in for yours below" in notice.data["text/html"]
+        assert determine_grade(cell) == (0, cell.metadata["nbgrader"]["points"])
