@@ -496,14 +496,22 @@ CAPSTONE = ROOT / "notebooks" / "07_build_the_gpt.ipynb"
 @pytest.mark.slow
 @pytest.mark.skipif(not CAPSTONE.exists(), reason="notebook 07_build_the_gpt is not in this tree")
 def test_autograde_the_capstone_right_and_with_a_model_missing_its_final_norm(tmp_path, kernel_env):
-    """Notebook 07's capstone, graded as handed in: Ada's Block, GPT and generate are right, so
-    all points; Ben's GPT (two points) reads the logits out without the final LayerNorm, the
-    catalogued mistake, so he loses those two points only, with its message."""
+    """Notebook 07, graded as handed in: Ada's six answers (attention, MLP, Block, GPT, generate,
+    the KV cache) are right, so all points; Ben's GPT (two points) reads the logits out without
+    the final LayerNorm, the catalogued mistake, so he loses those two points only, with its
+    message."""
     course_dir = tmp_path / "course"
     classroom.release([CAPSTONE], course_dir)
     source = _assignment_source(CAPSTONE)
     exercises = {ex.exercise: ex for ex in exercise_cells(source)}
-    assert set(exercises) == {"gpt-block", "gpt", "generate"}
+    assert set(exercises) == {
+        "gpt-attention",
+        "gpt-mlp",
+        "gpt-block",
+        "gpt",
+        "generate",
+        "kv-cache",
+    }
     right = copy.deepcopy(_released(course_dir, CAPSTONE))
     for ex in exercises.values():
         right.cells[ex.solution].source = source.cells[ex.solution].source
@@ -520,9 +528,10 @@ def test_autograde_the_capstone_right_and_with_a_model_missing_its_final_norm(tm
                                    course_dir)  # fmt: skip
 
     points = {ex.exercise: _nbgrader(source.cells[ex.check])["points"] for ex in exercises.values()}
-    assert points == {"gpt-block": 1, "gpt": 2, "generate": 1}
-    assert (ada.score, ada.max_score, ada.failures) == (4, 4, ())
+    assert points == {"gpt-attention": 1, "gpt-mlp": 1, "gpt-block": 1, "gpt": 2, "generate": 1,
+                      "kv-cache": 1}  # fmt: skip
+    assert (ada.score, ada.max_score, ada.failures) == (7, 7, ())
     mistake = next(m for m in REGISTRY["gpt"].mistakes if m.name == "no-final-layernorm")
     message = " ".join(mistake.message.split())
-    assert (ben.score, ben.max_score) == (2, 4)
+    assert (ben.score, ben.max_score) == (5, 7)
     assert ben.failures == (f"nb07-gpt-check: gpt: {message} (misconception: no-final-layernorm)",)

@@ -48,10 +48,11 @@ def _merge_interleaved(out: torch.Tensor) -> torch.Tensor:
 
 
 RESHAPE_WITHOUT_TRANSPOSE = (
-    "you reshaped [B, T, d] straight into [B, h, T, d_h]. The shape is right but the contents "
-    "are scrambled: reshape fills the new axes in memory order, so head 0 receives all the "
-    "features of the first T/h tokens. Split the feature axis first, view(B, T, h, d_h), then "
-    "swap the token and head axes with .transpose(1, 2)."
+    "this is the chapter's “wrong reshape order” pitfall: you reshaped [B, T, d] straight "
+    "into [B, h, T, d_h]. The shape is right but the contents are scrambled: reshape fills the "
+    "new axes in memory order, so head 0 receives all the features of the first T/h tokens. "
+    "Split the feature axis first, view(B, T, h, d_h), then swap the token and head axes with "
+    ".transpose(1, 2)."
 )
 
 
@@ -149,8 +150,11 @@ MODULE_HINT = (
 )
 
 
-def run_module(module_class: type) -> Callable[..., torch.Tensor]:
-    """The answer as a function of one test input: build, load the weights, run on x."""
+def run_module(
+    module_class: type, exercise: str = "attention-module"
+) -> Callable[..., torch.Tensor]:
+    """The answer as a function of one test input: build, load the weights, run on x.
+    `exercise` names the exercise in a weight misfit's message (07 asks for the module again)."""
 
     def run(
         d_model: int, n_heads: int, weights: dict[str, torch.Tensor], x: torch.Tensor
@@ -159,14 +163,14 @@ def run_module(module_class: type) -> Callable[..., torch.Tensor]:
         try:
             load_weights(module, weights)
         except ValueError as error:
-            raise CheckError("attention-module", f"{error}. {MODULE_HINT}") from None
+            raise CheckError(exercise, f"{error}. {MODULE_HINT}") from None
         with torch.no_grad():
             return module.eval()(x)
 
     return run
 
 
-def _module_inputs(generator: torch.Generator) -> list[tuple]:
+def module_inputs(generator: torch.Generator) -> list[tuple]:
     # The last case is a long sequence (T = 40): a mask stored at a fixed small size breaks.
     cases = []
     for B, T, d, h in ((2, 5, 12, 3), (1, 6, 8, 4), (1, 40, 16, 2)):
@@ -252,64 +256,68 @@ class _NoOutputProjection(_Layer):
         return self.merge(self.weights(q @ k.transpose(-2, -1) / self.scale(d)) @ v)
 
 
+# The module's catalogue: notebook 07 asks for the module again and meets the same mistakes.
+ATTENTION_MODULE_MISTAKES = (
+    Mistake(
+        "reshape-without-transpose",
+        RESHAPE_WITHOUT_TRANSPOSE,
+        _SplitWithoutTranspose,
+    ),
+    Mistake(
+        "merge-without-transpose",
+        "you merged the heads by reshaping [B, h, T, d_h] straight into [B, T, d]: "
+        "each output row then holds pieces of several tokens from one head. Bring the "
+        "tokens forward first: out.transpose(1, 2).reshape(B, T, d).",
+        _MergeWithoutTranspose,
+    ),
+    Mistake(
+        "scaled-by-sqrt-d",
+        "you divided the scores by √d, the model width. Each head's dot product sums "
+        "only d_h = d / h products, so its variance is d_h: divide by √d_h.",
+        _ScaledBySqrtD,
+    ),
+    Mistake(
+        "no-mask",
+        "there is no causal mask: every position also attends to the positions after "
+        "it. Fill the scores where key j > query i with -inf before the softmax.",
+        _NoMask,
+    ),
+    Mistake(
+        "mask-after-softmax",
+        "you zeroed the future weights after the softmax, so each row no longer sums "
+        "to 1: the future's share is thrown away instead of shared among the allowed "
+        "keys. Fill the scores with -inf before the softmax.",
+        _MaskAfterSoftmax,
+    ),
+    Mistake(
+        "mask-filled-with-zero",
+        "you filled the blocked scores with 0, but e^0 = 1: the future keys still get "
+        "weight. Fill them with float('-inf').",
+        _MaskFilledWithZero,
+    ),
+    Mistake(
+        "softmax-wrong-axis",
+        "the softmax runs over the queries (dim=-2). Each query's weights over the "
+        "keys must sum to 1: take the softmax over the last axis (dim=-1).",
+        _SoftmaxOverQueries,
+    ),
+    Mistake(
+        "no-output-projection",
+        "you returned the merged heads without the output projection: pass them "
+        "through self.proj (W_O), which mixes the heads' results.",
+        _NoOutputProjection,
+    ),
+)
+
+
 register(
     Exercise(
         name="attention-module",
         notebook="04_multi_head_attention",
         reference=CausalSelfAttention,
-        make_inputs=_module_inputs,
+        make_inputs=module_inputs,
         adapt=run_module,
-        mistakes=(
-            Mistake(
-                "reshape-without-transpose",
-                RESHAPE_WITHOUT_TRANSPOSE,
-                _SplitWithoutTranspose,
-            ),
-            Mistake(
-                "merge-without-transpose",
-                "you merged the heads by reshaping [B, h, T, d_h] straight into [B, T, d]: "
-                "each output row then holds pieces of several tokens from one head. Bring the "
-                "tokens forward first: out.transpose(1, 2).reshape(B, T, d).",
-                _MergeWithoutTranspose,
-            ),
-            Mistake(
-                "scaled-by-sqrt-d",
-                "you divided the scores by √d, the model width. Each head's dot product sums "
-                "only d_h = d / h products, so its variance is d_h: divide by √d_h.",
-                _ScaledBySqrtD,
-            ),
-            Mistake(
-                "no-mask",
-                "there is no causal mask: every position also attends to the positions after "
-                "it. Fill the scores where key j > query i with -inf before the softmax.",
-                _NoMask,
-            ),
-            Mistake(
-                "mask-after-softmax",
-                "you zeroed the future weights after the softmax, so each row no longer sums "
-                "to 1: the future's share is thrown away instead of shared among the allowed "
-                "keys. Fill the scores with -inf before the softmax.",
-                _MaskAfterSoftmax,
-            ),
-            Mistake(
-                "mask-filled-with-zero",
-                "you filled the blocked scores with 0, but e^0 = 1: the future keys still get "
-                "weight. Fill them with float('-inf').",
-                _MaskFilledWithZero,
-            ),
-            Mistake(
-                "softmax-wrong-axis",
-                "the softmax runs over the queries (dim=-2). Each query's weights over the "
-                "keys must sum to 1: take the softmax over the last axis (dim=-1).",
-                _SoftmaxOverQueries,
-            ),
-            Mistake(
-                "no-output-projection",
-                "you returned the merged heads without the output projection: pass them "
-                "through self.proj (W_O), which mixes the heads' results.",
-                _NoOutputProjection,
-            ),
-        ),
+        mistakes=ATTENTION_MODULE_MISTAKES,
         hints=(
             "Two linear layers: one makes q, k and v at once (d → 3d), one mixes the heads' "
             "outputs (d → d). forward cuts the queries, keys and values apart, splits each into "

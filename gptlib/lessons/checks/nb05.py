@@ -15,7 +15,7 @@ from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, Property, 
 # ---------------------------------------------------------------- mlp (the student's module)
 
 
-def _mlp_inputs(g: torch.Generator) -> list[tuple]:
+def mlp_inputs(g: torch.Generator) -> list[tuple]:
     """(d_model, x [B, T, d], weights): weights are the state dict of a gptlib `MLP(d_model)`
     with random values, biases included, large enough that GELU's bend matters."""
     cases = []
@@ -88,14 +88,16 @@ HIDDEN_WIDTH_D = Mistake(
 MLP_LAYERS = ("up", "down")
 
 
-def _load_weights(module: nn.Module, weights: dict[str, torch.Tensor], d_model: int) -> None:
+def _load_weights(
+    module: nn.Module, weights: dict[str, torch.Tensor], d_model: int, exercise: str
+) -> None:
     """Copy gptlib's MLP weights into the student's module by name; a missing layer, an extra
-    parameter or a wrong shape is a `CheckError` saying which."""
+    parameter or a wrong shape is a `CheckError` of `exercise` saying which."""
     params = dict(module.named_parameters())
     missing = [f"{name}.weight" for name in MLP_LAYERS if f"{name}.weight" not in params]
     if missing:
         raise CheckError(
-            "mlp",
+            exercise,
             f"your MLP has no {' or '.join(missing)}: it needs two nn.Linear layers named `up` "
             "(d_model → 4·d_model) and `down` (4·d_model → d_model), the names under which "
             f"notebook 07 loads gptlib's weights. Its parameters are {sorted(params)}.",
@@ -103,16 +105,16 @@ def _load_weights(module: nn.Module, weights: dict[str, torch.Tensor], d_model: 
     unexpected = sorted(set(params) - set(weights))
     if unexpected:
         raise CheckError(
-            "mlp",
+            exercise,
             f"your MLP has parameters gptlib's does not: {unexpected}. It needs exactly "
             f"{sorted(weights)} (biases optional only if you mean to leave them out).",
         )
     if params["up.weight"].shape == (d_model, d_model):
-        raise CheckError("mlp", HIDDEN_WIDTH_D.message, HIDDEN_WIDTH_D.name)
+        raise CheckError(exercise, HIDDEN_WIDTH_D.message, HIDDEN_WIDTH_D.name)
     for name, p in params.items():
         if p.shape != weights[name].shape:
             raise CheckError(
-                "mlp",
+                exercise,
                 f"{name} has shape {list(p.shape)}, gptlib's MLP({d_model}) has "
                 f"{list(weights[name].shape)} (nn.Linear stores weight as [out, in]).",
             )
@@ -121,16 +123,18 @@ def _load_weights(module: nn.Module, weights: dict[str, torch.Tensor], d_model: 
             p.copy_(weights[name])
 
 
-def _module_output(cls) -> Callable[..., torch.Tensor]:
-    """`adapt` for the MLP exercise: build cls(d_model), load the given weights, run it on x."""
+def run_mlp(cls: type, exercise: str = "mlp") -> Callable[..., torch.Tensor]:
+    """`adapt` for the MLP exercise: build cls(d_model), load the given weights, run it on x.
+    `exercise` names the exercise in messages (07 asks for the module again)."""
 
     def run(d_model: int, x: torch.Tensor, weights: dict[str, torch.Tensor]) -> torch.Tensor:
         module = cls(d_model)
         if not isinstance(module, nn.Module):
             raise CheckError(
-                "mlp", f"MLP({d_model}) should make an nn.Module, it made {type(module).__name__}"
+                exercise,
+                f"MLP({d_model}) should make an nn.Module, it made {type(module).__name__}",
             )
-        _load_weights(module, weights, d_model)
+        _load_weights(module, weights, d_model, exercise)
         with torch.no_grad():
             return module(x)
 
@@ -146,56 +150,63 @@ def _same_vector_same_output(out, d_model, x, weights):
     return None
 
 
+# The module's catalogue: notebook 07 asks for the MLP again and meets the same mistakes.
+MLP_MISTAKES = (
+    Mistake(
+        "no-activation",
+        "there is no nonlinearity between the two layers, so they collapse into one "
+        "linear map. Apply F.gelu to the 4·d_model-wide hidden layer: "
+        "self.down(F.gelu(self.up(x))).",
+        _NoActivation,
+    ),
+    Mistake(
+        "relu",
+        "you used ReLU, the original Transformer's choice. The chapter's GPT (like "
+        "GPT-2 and gptlib) uses GELU: F.gelu, which lets small negative values through "
+        "smoothly where ReLU sets them to exactly 0.",
+        _ReLU,
+    ),
+    Mistake(
+        "gelu-tanh",
+        "close, and not wrong in itself: you used GELU's tanh approximation, "
+        "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³))), the one GPT-2 was trained with. It "
+        "differs from the exact GELU by at most 4.7e-4 (near h = ±2.7), more than this check "
+        "allows. The chapter's code and gptlib use the exact form, F.gelu with its default "
+        "approximate='none'; gptlib.GPTConfig(gelu=\"tanh\") is there to load GPT-2's weights.",
+        _TanhGELU,
+    ),
+    HIDDEN_WIDTH_D,
+    Mistake(
+        "activation-after-down",
+        "GELU is applied after the down projection. It belongs between the two layers, "
+        "on the 4·d_model-wide hidden vector; the output goes back into the residual "
+        "stream as a plain linear projection: self.down(F.gelu(self.up(x))).",
+        _ActivationAfterDown,
+    ),
+    Mistake(
+        "activation-on-output",
+        "you also applied GELU after the down projection. The nonlinearity belongs only "
+        "to the hidden layer; the output is a plain linear projection.",
+        _ActivationTwice,
+    ),
+    Mistake(
+        "no-biases",
+        "your linear layers have no biases. The chapter's MLP keeps them (nn.Linear's "
+        "default bias=True): 4·d_model in `up` and d_model in `down`.",
+        _NoBiases,
+    ),
+)
+
+
 register(
     Exercise(
         name="mlp",
         notebook="05",
         reference=MLP,
-        make_inputs=_mlp_inputs,
-        adapt=_module_output,
+        make_inputs=mlp_inputs,
+        adapt=run_mlp,
         properties=(Property("position-wise", _same_vector_same_output),),
-        mistakes=(
-            Mistake(
-                "no-activation",
-                "there is no nonlinearity between the two layers, so they collapse into one "
-                "linear map. Apply F.gelu to the 4·d_model-wide hidden layer: "
-                "self.down(F.gelu(self.up(x))).",
-                _NoActivation,
-            ),
-            Mistake(
-                "relu",
-                "you used ReLU, the original Transformer's choice. The chapter's GPT (like "
-                "GPT-2 and gptlib) uses GELU: F.gelu, which lets small negative values through "
-                "smoothly where ReLU sets them to exactly 0.",
-                _ReLU,
-            ),
-            Mistake(
-                "gelu-tanh",
-                "close: you used the tanh approximation of GELU. Use the exact form, F.gelu(h) "
-                "with its default approximate='none', as the chapter's code and gptlib do.",
-                _TanhGELU,
-            ),
-            HIDDEN_WIDTH_D,
-            Mistake(
-                "activation-after-down",
-                "GELU is applied after the down projection. It belongs between the two layers, "
-                "on the 4·d_model-wide hidden vector; the output goes back into the residual "
-                "stream as a plain linear projection: self.down(F.gelu(self.up(x))).",
-                _ActivationAfterDown,
-            ),
-            Mistake(
-                "activation-on-output",
-                "you also applied GELU after the down projection. The nonlinearity belongs only "
-                "to the hidden layer; the output is a plain linear projection.",
-                _ActivationTwice,
-            ),
-            Mistake(
-                "no-biases",
-                "your linear layers have no biases. The chapter's MLP keeps them (nn.Linear's "
-                "default bias=True): 4·d_model in `up` and d_model in `down`.",
-                _NoBiases,
-            ),
-        ),
+        mistakes=MLP_MISTAKES,
         hints=(
             "Two linear layers with a GELU between them: the first widens each position's "
             "vector by a factor of four, the second brings it back to d_model.",

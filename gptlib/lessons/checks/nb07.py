@@ -1,4 +1,5 @@
-"""Exercises of notebook 07 (build the GPT): the student's `Block`, `GPT` and `generate`."""
+"""Exercises of notebook 07 (build the GPT): the student's attention and MLP (again, from
+memory), `Block`, `GPT` (the capstone), `generate` and the KV cache."""
 
 from __future__ import annotations
 
@@ -11,18 +12,22 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gptlib.attention import CausalSelfAttention as LibraryAttention
+from gptlib.blocks import MLP as LibraryMLP
 from gptlib.blocks import Block as LibraryBlock
 from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, Property, register
+from gptlib.lessons.checks.nb04 import ATTENTION_MODULE_MISTAKES, module_inputs, run_module
+from gptlib.lessons.checks.nb05 import MLP_MISTAKES, mlp_inputs, run_mlp
 from gptlib.lessons.checks.weights import load_weights
 from gptlib.model import GPT as LibraryGPT
 from gptlib.model import GPTConfig
 
-# === Notebook 07_build_the_gpt: the student's Block and GPT (the capstone), and generate =====
+# === Notebook 07_build_the_gpt: every piece of the GPT, generate and the KV cache ============
 #
-# The student writes `Block` and `GPT` as classes. The check builds them, loads the state dict
-# of a gptlib model with random values far from any initialisation (so that every weight
-# matters), and compares what they compute with gptlib's. Each catalogued mistake is a class
-# (or function) that makes exactly that mistake.
+# The student writes the attention, the MLP, `Block` and `GPT` as classes. The check builds
+# them, loads the state dict of a gptlib model with random values far from any initialisation
+# (so that every weight matters), and compares what they compute with gptlib's. Each
+# catalogued mistake is a class (or function) that makes exactly that mistake.
 
 
 def _lively(module: nn.Module, g: torch.Generator) -> nn.Module:
@@ -44,8 +49,6 @@ def _lively(module: nn.Module, g: torch.Generator) -> nn.Module:
 class _Attention(nn.Module):
     """Causal self-attention written out: fused qkv, h heads, explicit masked softmax."""
 
-    masked, scale_width = True, "d_h"  # the catalogue changes these
-
     def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
         self.n_heads, self.d_head = n_heads, d_model // n_heads
@@ -58,21 +61,11 @@ class _Attention(nn.Module):
             t.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
             for t in self.qkv(x).split(d, dim=-1)
         )
-        width = self.d_head if self.scale_width == "d_h" else d
-        scores = q @ k.transpose(-2, -1) / math.sqrt(width)  # [B, h, T, T]
-        if self.masked:
-            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
-            scores = scores.masked_fill(future, float("-inf"))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # [B, h, T, T]
+        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
         out = scores.softmax(dim=-1) @ v  # [B, h, T, d_h]
         return self.proj(out.transpose(1, 2).reshape(B, T, d))
-
-
-class _UnmaskedAttention(_Attention):
-    masked = False
-
-
-class _WidthScaledAttention(_Attention):
-    scale_width = "d"
 
 
 class _MLP(nn.Module):
@@ -87,14 +80,46 @@ class _MLP(nn.Module):
         return self.down(F.gelu(self.up(x)))
 
 
-class _LinearMLP(_MLP):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down(self.up(x))
+# --- the attention and the MLP, written again from memory (notebooks 04 and 05) ---------------
+# The same tests as there, under 07's names, so that 07's report counts them: gptlib's layer
+# with random weights loaded into the student's, the same catalogues of mistakes.
 
+register(
+    Exercise(
+        name="gpt-attention",
+        notebook="07_build_the_gpt",
+        reference=LibraryAttention,
+        make_inputs=module_inputs,
+        adapt=functools.partial(run_module, exercise="gpt-attention"),
+        mistakes=ATTENTION_MODULE_MISTAKES,
+        hints=(
+            "The layer holds two linear maps, one making queries, keys and values together and "
+            "one mixing the heads' results. In between, each head attends on its own slice of "
+            "the features, and no position may read a later one.",
+            "Cut the fused output into queries, keys and values (d wide each); give each head its "
+            "d_h features with the token axis kept separate from the head axis; scale by √d_h; "
+            "block the later keys before the softmax over the keys; put the heads side by side "
+            "again before the output map.",
+        ),
+    )
+)
 
-class _ReluMLP(_MLP):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down(F.relu(self.up(x)))
+register(
+    Exercise(
+        name="gpt-mlp",
+        notebook="07_build_the_gpt",
+        reference=LibraryMLP,
+        make_inputs=mlp_inputs,
+        adapt=functools.partial(run_mlp, exercise="gpt-mlp"),
+        mistakes=MLP_MISTAKES,
+        hints=(
+            "Two linear layers with a nonlinearity between them: widen each position's vector, "
+            "bend it, narrow it back to d_model.",
+            "The widening is by a factor of four; the bend is the exact GELU; both layers keep "
+            "their biases and are named as the table says.",
+        ),
+    )
+)
 
 
 class Block(nn.Module):
@@ -144,20 +169,10 @@ class _OneNormBlock(Block):
         return x + self.mlp(self.ln1(x))
 
 
-class _UnmaskedBlock(Block):
-    attention = _UnmaskedAttention
-
-
-class _WidthScaledBlock(Block):
-    attention = _WidthScaledAttention
-
-
-class _LinearMLPBlock(Block):
-    feed_forward = _LinearMLP
-
-
-class _ReluBlock(Block):
-    feed_forward = _ReluMLP
+def _block_with(attention: type = _Attention, feed_forward: type = _MLP) -> type:
+    """The reference block around another attention or MLP: a mistake inside one of them."""
+    name = f"BlockWith{attention.__name__}{feed_forward.__name__}"
+    return type(name, (Block,), {"attention": attention, "feed_forward": feed_forward})
 
 
 POST_LN = (
@@ -178,35 +193,23 @@ NO_MLP_RESIDUAL = (
     "x = x + self.mlp(self.ln2(x)), so the block returns the residual stream plus the MLP's "
     "update.",
 )
-NO_MASK = (
-    "no-causal-mask",
-    "your attention has no causal mask: each position also reads the positions after it, so "
-    "during training it can copy the token it should predict (notebook 03). Set the scores "
-    "where key j > query i to -inf before the softmax.",
-)
-SCALED_BY_D = (
-    "scaled-by-sqrt-d",
-    "the scores are divided by √d, the model width. Each head's dot product sums only "
-    "d_h = d / h products, so divide by √d_h (math.sqrt(d_model // n_heads)).",
-)
-NO_ACTIVATION = (
-    "no-activation-in-mlp",
-    "your MLP has no nonlinearity between its two layers, so it is one linear map in disguise. "
-    "Put F.gelu between self.up and self.down.",
-)
-RELU = (
-    "relu-instead-of-gelu",
-    "your MLP uses ReLU, the original Transformer's choice; the chapter's GPT (like GPT-2) "
-    "uses GELU: self.down(F.gelu(self.up(x))).",
+# The MLP mistakes whose parameters differ from gptlib's (no biases, a hidden width of d) show
+# as a misfit when the weights are loaded, which names them; the others are caught by value.
+_MLP_MISTAKES_BY_VALUE = tuple(
+    m for m in MLP_MISTAKES if m.name not in ("hidden-width-d", "no-biases")
 )
 BLOCK_MISTAKES = (
     Mistake(*POST_LN, _PostLNBlock),
     Mistake(*NO_ATTENTION_RESIDUAL, _NoAttentionResidualBlock),
     Mistake(*NO_MLP_RESIDUAL, _NoMLPResidualBlock),
-    Mistake(*NO_MASK, _UnmaskedBlock),
-    Mistake(*SCALED_BY_D, _WidthScaledBlock),
-    Mistake(*NO_ACTIVATION, _LinearMLPBlock),
-    Mistake(*RELU, _ReluBlock),
+    *(
+        Mistake(m.name, f"in your attention, {m.message}", _block_with(attention=m.implementation))
+        for m in ATTENTION_MODULE_MISTAKES
+    ),
+    *(
+        Mistake(m.name, f"in your MLP, {m.message}", _block_with(feed_forward=m.implementation))
+        for m in _MLP_MISTAKES_BY_VALUE
+    ),
 )
 
 
@@ -224,12 +227,29 @@ def _load_gptlib_weights(exercise: str, source: nn.Module, model: nn.Module) -> 
         raise CheckError(exercise, str(exc)) from None
 
 
-def _tied(module: nn.Module) -> list[int]:
-    """How many names each matrix that has several holds (tied weights), e.g. [2] when tied."""
-    names: dict[int, int] = {}
-    for _, p in module.named_parameters(remove_duplicate=False):
-        names[id(p)] = names.get(id(p), 0) + 1
-    return sorted(n for n in names.values() if n > 1)
+def _names_per_parameter(module: nn.Module) -> list[list[str]]:
+    """Every parameter's names: one each, except for a parameter that several modules share."""
+    names: dict[int, list[str]] = {}
+    for name, p in module.named_parameters(remove_duplicate=False):
+        names.setdefault(id(p), []).append(name)
+    return list(names.values())
+
+
+def _tied(module: nn.Module) -> bool:
+    """Whether the unembedding and the token embedding are one matrix (tied weights)."""
+    return any(
+        any(n.startswith("tok_emb.") for n in names)
+        and any(n.startswith(("lm_head.", "head.")) for n in names)
+        for names in _names_per_parameter(module)
+    )
+
+
+def _blocks_share_weights(module: nn.Module) -> bool:
+    """Whether two layers of the stack hold the same parameter ([Block(...)] * n_layers)."""
+    return any(
+        len({n.split(".")[1] for n in names if n.startswith("blocks.")}) > 1
+        for names in _names_per_parameter(module)
+    )
 
 
 def _block_inputs(g: torch.Generator) -> list[tuple]:
@@ -405,6 +425,37 @@ TIED_ALWAYS = Mistake(
 )
 
 
+class _SharedBlockGPT(GPT):
+    def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256,
+                 tie_weights=False):  # fmt: skip
+        super().__init__(vocab_size, d_model, n_heads, n_layers, max_len, tie_weights)
+        self.blocks = nn.ModuleList([self.block(d_model, n_heads)] * n_layers)
+
+
+ONE_BLOCK_SHARED = Mistake(
+    "one-block-shared",
+    "every layer of your stack is one and the same Block: a list that repeats one module "
+    "(as [module] * n_layers does) holds n_layers references to it, so all layers share a "
+    "single set of weights and the model has the parameters of one block. That is not weight "
+    "tying, which shares only the token embedding with the unembedding. Each layer needs a "
+    "Block of its own, built anew for each place in the stack.",
+    _SharedBlockGPT,
+)
+
+
+class _LossOnProbabilitiesGPT(GPT):
+    def forward(self, idx, targets=None):
+        logits, _ = super().forward(idx)
+        probs = logits.softmax(dim=-1)
+        return logits, _mean_loss(probs, targets)
+
+
+class _SummedLossGPT(GPT):
+    def forward(self, idx, targets=None):
+        logits, loss = super().forward(idx, targets)
+        return logits, None if loss is None else loss * targets.numel()
+
+
 def _gpt_inputs(g: torch.Generator) -> list[tuple]:
     """(config, a gptlib GPT of that config with lively weights, idx [B, T], targets or None).
 
@@ -429,6 +480,8 @@ def _run_gpt(gpt_class: Any) -> Callable[..., tuple]:
 
     def run(config: dict, source: nn.Module, idx: torch.Tensor, targets: Any) -> tuple:
         model = gpt_class(**config)
+        if _blocks_share_weights(model):  # before loading, which would report a misfit
+            raise CheckError("gpt", ONE_BLOCK_SHARED.message, ONE_BLOCK_SHARED.name)
         _load_gptlib_weights("gpt", source, model)
         if _tied(model) != _tied(source):  # equal logits could hide it: a tie is not a value
             mistake = NOT_TIED if config.get("tie_weights") else TIED_ALWAYS
@@ -490,8 +543,23 @@ register(
                 "the token two ahead. Use all B·T logits against all B·T targets.",
                 _ShiftedTwiceGPT,
             ),
+            Mistake(
+                "loss-on-probabilities",
+                "the loss was computed from probabilities: F.cross_entropy takes logits and "
+                "applies the log-softmax itself, so a softmax before it squeezes every input "
+                "into [0, 1] and the loss can barely move. Hand it the logits.",
+                _LossOnProbabilitiesGPT,
+            ),
+            Mistake(
+                "loss-summed",
+                "your loss is the sum over all B·T predictions, not their mean: it grows with "
+                "the batch and the window, and so does every gradient. The chapter's loss (and "
+                "the number the notebooks compare with ln V) is the mean.",
+                _SummedLossGPT,
+            ),
             NOT_TIED,
             TIED_ALWAYS,
+            ONE_BLOCK_SHARED,
             *(Mistake(m.name, m.message, _with_block(m.implementation)) for m in BLOCK_MISTAKES),
         ),
         atol=1e-4,
@@ -658,6 +726,120 @@ register(
             "softmax, keep only the k largest when top_k is given, and draw with "
             "torch.multinomial and the generator you were passed, so that the check can repeat "
             "your draws.",
+        ),
+    )
+)
+
+# --- the KV cache: one new position attends to the keys and values kept from before -----------
+
+
+def _attend_with_cache(
+    attn: nn.Module,
+    x: torch.Tensor,
+    cache: tuple[torch.Tensor, torch.Tensor] | None,
+    n_heads: int,
+    keep: str = "all",
+    reads: str = "cache and itself",
+) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    """The reference with the defaults. x [B, 1, d], the newest position's input to the layer
+    `attn` (its `qkv` and `proj`); cache None or (keys, values) [B, h, t, d_h] of the positions
+    before it → (y [B, 1, d], (keys, values) [B, h, t + 1, d_h]). Each keyword after `n_heads`
+    reproduces one catalogued mistake."""
+    B, T, d = x.shape
+    q, k, v = (
+        t.view(B, T, n_heads, d // n_heads).transpose(1, 2) for t in attn.qkv(x).split(d, dim=-1)
+    )
+    new = (k, v)
+    if cache is not None:
+        k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
+    read_k, read_v = cache if reads == "cache only" and cache is not None else (k, v)
+    scores = q @ read_k.transpose(-2, -1) / math.sqrt(d // n_heads)  # [B, h, 1, t + 1]
+    if reads == "square mask":
+        blocked = torch.ones(T, read_k.shape[2], dtype=torch.bool).triu(1)
+        scores = scores.masked_fill(blocked, float("-inf"))
+    y = attn.proj((scores.softmax(dim=-1) @ read_v).transpose(1, 2).reshape(B, T, d))
+    return y, (new if keep == "newest" else (k, v))
+
+
+def _kv_cache_inputs(g: torch.Generator) -> list[tuple]:
+    """(a gptlib attention layer with lively weights, x [B, T, d], n_heads): the check feeds
+    x one position at a time."""
+    cases = []
+    for B, T, d, h in ((2, 6, 16, 4), (1, 9, 12, 3)):
+        attn = _lively(LibraryAttention(d, h), g)
+        cases.append((attn, torch.randn(B, T, d, generator=g), h))
+    return cases
+
+
+def _run_step_by_step(attend: Any) -> Callable[..., tuple]:
+    """`adapt`: feed x to `attend` one position at a time, starting from cache=None, passing on
+    the cache it returns. → (outputs [B, T, d], keys, values of the last cache)."""
+
+    def run(attn: nn.Module, x: torch.Tensor, n_heads: int) -> tuple:
+        cache, outputs = None, []
+        with torch.no_grad():
+            for t in range(x.shape[1]):
+                returned = attend(attn, x[:, t : t + 1], cache, n_heads)
+                if not (isinstance(returned, tuple) and len(returned) == 2):
+                    raise CheckError(
+                        "kv-cache",
+                        "return two things, the output for the new position and the new "
+                        f"cache: (y, (keys, values)); yours returned {type(returned).__name__}",
+                    )
+                y, cache = returned
+                if not (isinstance(cache, tuple) and len(cache) == 2):
+                    raise CheckError(
+                        "kv-cache",
+                        "the cache you return must be a pair (keys, values), each [B, h, t, "
+                        f"d_h]; yours is {type(cache).__name__}",
+                    )
+                outputs.append(y)
+        return torch.cat(outputs, dim=1), *cache
+
+    return run
+
+
+register(
+    Exercise(
+        name="kv-cache",
+        notebook="07_build_the_gpt",
+        reference=_attend_with_cache,
+        make_inputs=_kv_cache_inputs,
+        adapt=_run_step_by_step,
+        returns=("outputs", "keys", "values"),
+        mistakes=(
+            Mistake(
+                "cache-keeps-only-the-newest",
+                "the cache you pass on holds only the newest position's key and value, so "
+                "each step reads itself and the one before it, not the whole past. Return the "
+                "old keys and values with the new ones appended along the positions' axis.",
+                functools.partial(_attend_with_cache, keep="newest"),
+            ),
+            Mistake(
+                "new-position-not-read",
+                "the new position attends to the cached keys but not to its own: it must read "
+                "itself too, as every position does under the causal mask. Append its key and "
+                "value first, then attend.",
+                functools.partial(_attend_with_cache, reads="cache only"),
+            ),
+            Mistake(
+                "square-mask-on-one-query",
+                "you applied a causal mask made for a square score matrix. With one query and "
+                "t + 1 keys, cutting above the diagonal leaves the query only the first key. The "
+                "newest position comes after every cached one, so it may read all of them.",
+                functools.partial(_attend_with_cache, reads="square mask"),
+            ),
+        ),
+        atol=1e-5,
+        rtol=1e-4,
+        hints=(
+            "The new position is the last one, so causality allows it every key there is: the "
+            "cached ones and its own. Its query, key and value come from the layer's fused map; "
+            "the cache grows by one position per call.",
+            "Split the new query, key and value into heads as in the full layer, join the cached "
+            "keys and values with the new ones along the positions' axis (dim 2 of [B, h, t, "
+            "d_h]), attend with the scaled scores and no mask, merge the heads, project, and "
+            "return the output with the grown pair.",
         ),
     )
 )

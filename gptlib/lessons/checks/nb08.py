@@ -1,22 +1,26 @@
-"""Exercises of notebook 08 (train and sample): the next-token loss, temperature and top-k."""
+"""Exercises of notebook 08 (train and sample): each character's surprisal, the number of
+characters a temperature leaves to choose from, and nucleus (top-p) sampling. Notebook 07 had
+the student write the loss, temperature and top-k; these ask for what it did not."""
 
 from __future__ import annotations
 
+import math
+
 import torch
-import torch.nn.functional as F
 
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
 
-# --- 1. the loss of one training step: logits at t predict the token at t + 1 ---------------
+# --- 1. surprisal: how many nats each next character cost the model ---------------------------
 
 
-def _next_token_loss(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-    """logits [B, T, V] for tokens [B, T] → mean cross-entropy of predicting tokens[:, t+1]."""
-    V = logits.shape[-1]
-    return F.cross_entropy(logits[:, :-1].reshape(-1, V), tokens[:, 1:].reshape(-1))
+def _surprisal(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """logits [B, T, V] for tokens [B, T] → [B, T − 1]: −ln p(tokens[:, t + 1]) under the
+    prediction at position t, in nats."""
+    log_probs = logits[:, :-1].log_softmax(dim=-1)
+    return -log_probs.gather(-1, tokens[:, 1:, None]).squeeze(-1)
 
 
-def _loss_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def _surprisal_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
     cases = []
     for B, T, V in ((2, 6, 5), (3, 9, 11)):
         logits = 2 * torch.randn(B, T, V, generator=g)
@@ -25,223 +29,304 @@ def _loss_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
     return cases
 
 
-def _scalar_loss(out: torch.Tensor, logits: torch.Tensor, tokens: torch.Tensor) -> str | None:
-    if out.dim() != 0:
-        return f"the loss should be one number (a 0-d tensor), got shape {list(out.shape)}"
-    if out.item() <= 0:
-        return f"got {out.item():z.4f}: a cross-entropy is positive"
+def _one_cost_per_prediction(out: object, logits: torch.Tensor, tokens: torch.Tensor) -> str | None:
+    B, T = tokens.shape
+    if not isinstance(out, torch.Tensor) or out.shape != (B, T - 1):
+        shape = list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        return (
+            f"expected one number per scored position, [B, T − 1] = {[B, T - 1]}, got {shape}: "
+            "the last position has no next character to be scored against"
+        )
+    if (out < 0).any():
+        return "a surprisal is never negative: −ln p ≥ 0 for any probability p ≤ 1"
     return None
+
+
+def _not_shifted(logits, tokens):
+    return -logits.log_softmax(-1).gather(-1, tokens[..., None]).squeeze(-1)[:, :-1]
+
+
+def _shifted_the_wrong_way(logits, tokens):
+    return -logits[:, 1:].log_softmax(-1).gather(-1, tokens[:, :-1, None]).squeeze(-1)
+
+
+def _in_bits(logits, tokens):
+    return _surprisal(logits, tokens) / math.log(2)
+
+
+def _probability(logits, tokens):
+    return torch.exp(-_surprisal(logits, tokens))
+
+
+def _log_probability(logits, tokens):
+    return -_surprisal(logits, tokens)
+
+
+def _raw_logit(logits, tokens):
+    return -logits[:, :-1].gather(-1, tokens[:, 1:, None]).squeeze(-1)
 
 
 register(
     Exercise(
-        name="next-token-loss",
+        name="surprisal",
         notebook="08_train_and_sample",
-        reference=_next_token_loss,
-        make_inputs=_loss_inputs,
-        properties=(Property("a positive scalar", _scalar_loss),),
+        reference=_surprisal,
+        make_inputs=_surprisal_inputs,
+        properties=(Property("one cost per prediction", _one_cost_per_prediction),),
         mistakes=(
             Mistake(
-                "targets not shifted",
-                "the targets are not shifted: logits at position t are scored against token t "
-                "itself, which the model already sees, so it learns to copy. Compare "
-                "logits[:, :-1] with tokens[:, 1:].",
-                lambda lo, tk: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), tk.reshape(-1)),
+                "not-shifted",
+                "each position was scored against its own character, which the model reads. "
+                "The prediction made at position t is for the character at t + 1: the scores of "
+                "the first T − 1 positions meet the characters from the second on.",
+                _not_shifted,
             ),
             Mistake(
-                "shifted the wrong way",
-                "the shift goes the wrong way: logits[:, 1:] against tokens[:, :-1] asks each "
-                "position to predict the token before it. Use logits[:, :-1] and tokens[:, 1:].",
-                lambda lo, tk: F.cross_entropy(
-                    lo[:, 1:].reshape(-1, lo.shape[-1]), tk[:, :-1].reshape(-1)
-                ),
+                "shifted-the-wrong-way",
+                "the shift goes the wrong way: you scored each position's prediction against "
+                "the character before it. The prediction at t is for the character at t + 1.",
+                _shifted_the_wrong_way,
             ),
             Mistake(
-                "softmax before cross_entropy",
-                "F.cross_entropy takes raw logits and applies log-softmax itself; a softmax "
-                "before it squashes the scores twice. Pass the logits directly.",
-                lambda lo, tk: F.cross_entropy(
-                    lo[:, :-1].softmax(-1).reshape(-1, lo.shape[-1]), tk[:, 1:].reshape(-1)
-                ),
+                "bits-not-nats",
+                "your numbers are in bits (log base 2). The loss the trainer reports, and this "
+                "exercise, use the natural logarithm: nats.",
+                _in_bits,
             ),
             Mistake(
-                "summed",
-                "the loss is summed over positions, not averaged, so it grows with B and T and "
-                "the learning rate would have to change with them. Take the mean (the default "
-                "reduction).",
-                lambda lo, tk: F.cross_entropy(
-                    lo[:, :-1].reshape(-1, lo.shape[-1]), tk[:, 1:].reshape(-1), reduction="sum"
-                ),
+                "probability-not-surprisal",
+                "you returned the probability p of each next character. Surprisal is −ln p: 0 "
+                "when the model was certain and right, large when it was confidently wrong.",
+                _probability,
+            ),
+            Mistake(
+                "log-probability-sign",
+                "you returned ln p, which is negative: surprisal is its negation, −ln p.",
+                _log_probability,
+            ),
+            Mistake(
+                "logit-not-log-probability",
+                "you used the raw logit of the next character. A logit is a score, not a log-"
+                "probability: normalise over the vocabulary first (log-softmax), then take the "
+                "next character's entry.",
+                _raw_logit,
             ),
         ),
         hints=(
-            "The logits at position t predict the token at position t + 1: the last position "
-            "has nothing to predict and the first token is never a target. Line predictions and "
-            "targets up, then take the mean cross-entropy.",
-            "Drop the last position of the logits and the first token of each sequence; "
-            "cross-entropy wants [N, V] logits and [N] targets, so flatten batch and time into "
-            "one axis of B·(T − 1).",
+            "Surprisal is the loss of one prediction: minus the log of the probability the "
+            "model gave to the character that really came next. The cross-entropy is its mean.",
+            "Turn each position's logits into log-probabilities over the vocabulary, pair the "
+            "predictions of positions 0 … T − 2 with the characters at 1 … T − 1, pick each "
+            "one's entry, and negate it; keep one number per position, no mean.",
         ),
     )
 )
 
-# --- 2. temperature: divide the logits, then softmax -----------------------------------------
+# --- 2. how many characters a temperature leaves to choose from --------------------------------
 
 
-def _temperature_probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    """logits [B, V], temperature > 0 → probabilities [B, V] = softmax(logits / temperature)."""
-    return torch.softmax(logits / temperature, dim=-1)
+def _choices(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """logits [B, V] → [B]: e^H of the distribution softmax(logits / T), H its entropy in
+    nats; 1 for a certain choice, V for a uniform one."""
+    log_probs = (logits / temperature).log_softmax(dim=-1)
+    entropy = -(log_probs.exp() * log_probs).sum(dim=-1)
+    return entropy.exp()
 
 
-def _rows_are_distributions(out: torch.Tensor, logits: torch.Tensor, *_: object) -> str | None:
-    sums = out.sum(-1)
-    if (out < 0).any() or not torch.allclose(sums, torch.ones_like(sums), atol=1e-5):
-        return f"each row must be a probability distribution; rows sum to {sums.tolist()}"
+def _choices_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, float]]:
+    """Logits of several spreads at low, plain and high temperatures; the low one overflows
+    an exp of unshifted logits."""
+    return [
+        (3 * torch.randn(4, 9, generator=g), 1.0),
+        (3 * torch.randn(3, 12, generator=g), 0.5),
+        (torch.randn(2, 7, generator=g), 2.5),
+        (40 * torch.randn(2, 10, generator=g), 0.05),
+    ]
+
+
+def _between_one_and_v(out: object, logits: torch.Tensor, temperature: float) -> str | None:
+    if not isinstance(out, torch.Tensor) or out.shape != logits.shape[:1]:
+        shape = list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        return f"expected one number per row, [B] = {list(logits.shape[:1])}, got {shape}"
+    V = logits.shape[-1]
+    if (out < 1 - 1e-4).any() or (out > V + 1e-3).any():
+        return f"the count of choices lies between 1 (a certain choice) and V = {V} (uniform)"
     return None
 
 
-def _probs_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, float]]:
-    # The last case is a low temperature, where logits / T reach the hundreds: the
-    # distribution must come out sharp, not NaN.
-    logits = 3 * torch.randn(3, 8, generator=g)
-    return [(logits, 0.5), (logits, 2.0), (logits[:1], 0.8), (logits, 0.05)]
-
-
-def _plain_exp(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    e = (logits / temperature).exp()
-    return e / e.sum(dim=-1, keepdim=True)
+def _unshifted_exp(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    e = torch.exp(logits / temperature)
+    probs = e / e.sum(dim=-1, keepdim=True)
+    return torch.exp(-(probs * probs.log()).sum(dim=-1))
 
 
 register(
     Exercise(
-        name="temperature-probabilities",
+        name="effective-choices",
         notebook="08_train_and_sample",
-        reference=_temperature_probs,
-        make_inputs=_probs_inputs,
-        properties=(Property("rows are distributions", _rows_are_distributions),),
+        reference=_choices,
+        make_inputs=_choices_inputs,
+        properties=(Property("between 1 and V", _between_one_and_v),),
         mistakes=(
             Mistake(
-                "temperature after softmax",
-                "the temperature was applied after the softmax: dividing probabilities by T "
-                "only rescales them (rows no longer sum to 1) and does not change their shape. "
-                "Divide the logits by T, then take the softmax.",
-                lambda lo, t: torch.softmax(lo, dim=-1) / t,
+                "temperature-ignored",
+                "your count does not change with the temperature: divide the logits by it "
+                "before the softmax, as sampling does.",
+                lambda lo, t: _choices(lo, 1.0),
             ),
             Mistake(
-                "multiplied by temperature",
-                "the logits were multiplied by the temperature: that sharpens the distribution "
-                "for T > 1 instead of flattening it. Divide by T.",
-                lambda lo, t: torch.softmax(lo * t, dim=-1),
+                "temperature-multiplied",
+                "you multiplied the logits by the temperature; sampling divides them by it, so "
+                "a low temperature leaves fewer choices, not more.",
+                lambda lo, t: _choices(lo, 1 / t),
             ),
             Mistake(
-                "exp without the max shift",
-                "you exponentiated logits / T directly. At a low temperature (T = 0.05 here) "
-                "logits / T reaches the hundreds, exp overflows to inf and the row becomes NaN. "
-                "Use torch.softmax(logits / temperature, dim=-1), which subtracts each row's "
-                "max first.",
-                _plain_exp,
+                "entropy-not-exponentiated",
+                "that is the entropy H itself, in nats. The number of equally likely choices "
+                "with the same uncertainty is e^H: a uniform choice among n has H = ln n.",
+                lambda lo, t: _choices(lo, t).log(),
             ),
             Mistake(
-                "softmax over the batch",
-                "the softmax runs over the batch axis (dim=0); each row is one position's "
-                "scores over the vocabulary, so normalise over dim=-1.",
-                lambda lo, t: torch.softmax(lo / t, dim=0),
+                "entropy-sign",
+                "the entropy's sign is flipped: H = −Σ p ln p is positive, so your e^(Σ p ln p) "
+                "is one over the number of choices.",
+                lambda lo, t: 1 / _choices(lo, t),
+            ),
+            Mistake(
+                "mixed-bases",
+                "you took the entropy in nats and raised 2 to it. Use one base throughout: "
+                "e^H with H in nats, or 2^H with H in bits, which is the same number.",
+                lambda lo, t: 2 ** _choices(lo, t).log(),
+            ),
+            Mistake(
+                "exp-overflows",
+                "right at ordinary temperatures, but at a low one the divided logits are large "
+                "and their exponentials overflow to inf (inf / inf is NaN). Subtract each row's "
+                "largest logit first, which changes no probability; log_softmax does it for you.",
+                _unshifted_exp,
             ),
         ),
+        atol=1e-4,
+        rtol=1e-4,
         hints=(
-            "The temperature rescales the logits before the softmax: dividing by more than 1 "
-            "flattens the distribution, by less than 1 sharpens it.",
-            "Divide every logit by the temperature, then take the softmax over the vocabulary, "
-            "the last axis.",
+            "A distribution's entropy measures its uncertainty; a uniform choice among n "
+            "options has entropy ln n, so inverting that turns any entropy into a number of "
+            "equally likely options. Sampling's distribution is the softmax of the logits over "
+            "the temperature.",
+            "Take log-probabilities of the logits divided by the temperature (log_softmax stays "
+            "finite where exp overflows), form H = −Σ p · ln p over the vocabulary, and return "
+            "e^H for each row.",
         ),
     )
 )
 
-# --- 3. top-k: keep the k largest logits, renormalise ----------------------------------------
+# --- 3. nucleus (top-p) sampling -----------------------------------------------------------------
 
 
-def _top_k_probs(logits: torch.Tensor, k: int) -> torch.Tensor:
-    """logits [B, V], 1 <= k <= V → probabilities [B, V], zero outside each row's k largest."""
-    kth = torch.topk(logits, k, dim=-1).values[:, -1:]
-    return torch.softmax(logits.masked_fill(logits < kth, float("-inf")), dim=-1)
+def _top_p_probs(logits: torch.Tensor, p: float) -> torch.Tensor:
+    """logits [B, V] → probabilities [B, V] that keep, in each row, the fewest most likely
+    tokens whose probabilities sum to at least p, renormalised; every other token gets 0."""
+    probs = logits.softmax(dim=-1)
+    sorted_probs, order = probs.sort(dim=-1, descending=True)
+    mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # of the more likely tokens
+    keep = torch.zeros_like(probs, dtype=torch.bool).scatter(-1, order, mass_before < p)
+    return logits.masked_fill(~keep, float("-inf")).softmax(dim=-1)
 
 
-def _top_k_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, int]]:
-    # Continuous values, so no two logits tie: with a tie at the k-th largest, keeping both
-    # (the reference's `logits < kth` mask) and keeping exactly k (torch.topk + scatter) are
-    # both right, and no single reference could grade them.
-    logits = 2 * torch.randn(4, 10, generator=g)
-    return [(logits, 3), (logits, 1), (logits[:2], 10)]
+def _top_p_inputs(g: torch.Generator) -> list[tuple[torch.Tensor, float]]:
+    """Rows peaked and flat, with p from small (a single token often suffices) to 0.95."""
+    return [
+        (2 * torch.randn(4, 10, generator=g), 0.9),
+        (torch.randn(3, 8, generator=g), 0.5),
+        (5 * torch.randn(3, 12, generator=g), 0.3),
+        (0.5 * torch.randn(2, 16, generator=g), 0.95),
+    ]
 
 
-def _k_nonzero(out: torch.Tensor, logits: torch.Tensor, k: int) -> str | None:
-    counts = (out > 0).sum(-1)
-    if (counts > k).any():
-        return f"rows keep {counts.tolist()} tokens with probability > 0, at most k={k} allowed"
+def _a_kept_distribution(out: object, logits: torch.Tensor, p: float) -> str | None:
+    if not isinstance(out, torch.Tensor) or out.shape != logits.shape:
+        shape = list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        return f"expected probabilities of the logits' shape {list(logits.shape)}, got {shape}"
+    if (out.gt(0).sum(dim=-1) == 0).any():
+        return "a row keeps no token at all: the most likely token always stays in the nucleus"
     return None
 
 
-def _keep_k_then_softmax_masking_with_zero(logits: torch.Tensor, k: int) -> torch.Tensor:
-    kth = torch.topk(logits, k, dim=-1).values[:, -1:]
-    return torch.softmax(logits.masked_fill(logits < kth, 0.0), dim=-1)
+def _kept_wrongly(logits: torch.Tensor, p: float, order: str, crossing: bool) -> torch.Tensor:
+    """A top-p mask made one of the catalogue's ways: `order` "ascending" starts from the least
+    likely token; `crossing=False` drops the token that carries the running total past p."""
+    probs = logits.softmax(-1)
+    sorted_probs, index = probs.sort(-1, descending=order == "descending")
+    total = sorted_probs.cumsum(-1)
+    kept = (total - sorted_probs < p) if crossing else (total <= p)
+    kept[:, 0] = True  # never an empty row
+    return torch.zeros_like(kept).scatter(-1, index, kept)
 
 
-def _no_renormalisation(logits: torch.Tensor, k: int) -> torch.Tensor:
-    kth = torch.topk(logits, k, dim=-1).values[:, -1:]
-    return torch.softmax(logits, dim=-1).masked_fill(logits < kth, 0.0)
+def _below_p_only(logits, p):
+    keep = _kept_wrongly(logits, p, "descending", crossing=False)
+    return logits.masked_fill(~keep, float("-inf")).softmax(-1)
 
 
-def _smallest_k(logits: torch.Tensor, k: int) -> torch.Tensor:
-    kth = torch.topk(logits, k, dim=-1, largest=False).values[:, -1:]
-    return torch.softmax(logits.masked_fill(logits > kth, float("-inf")), dim=-1)
+def _not_renormalised(logits, p):
+    return logits.softmax(-1) * (_top_p_probs(logits, p) > 0)
 
 
-def _k_minus_one(logits: torch.Tensor, k: int) -> torch.Tensor:
-    kth = torch.topk(logits, k, dim=-1).values[:, -1:]
-    return torch.softmax(logits.masked_fill(logits <= kth, float("-inf")), dim=-1)
+def _unsorted_running_total(logits, p):
+    probs = logits.softmax(-1)
+    keep = probs.cumsum(-1) - probs < p  # in vocabulary order
+    return logits.masked_fill(~keep, float("-inf")).softmax(-1)
+
+
+def _least_likely(logits, p):
+    keep = _kept_wrongly(logits, p, "ascending", crossing=True)
+    return logits.masked_fill(~keep, float("-inf")).softmax(-1)
 
 
 register(
     Exercise(
-        name="top-k-probabilities",
+        name="top-p-probabilities",
         notebook="08_train_and_sample",
-        reference=_top_k_probs,
-        make_inputs=_top_k_inputs,
-        properties=(
-            Property("rows are distributions", _rows_are_distributions),
-            Property("at most k tokens", _k_nonzero),
-        ),
+        reference=_top_p_probs,
+        make_inputs=_top_p_inputs,
+        properties=(Property("a distribution over kept tokens", _a_kept_distribution),),
         mistakes=(
             Mistake(
-                "masked with zero",
-                "the dropped logits were set to 0, not −∞: a logit of 0 still gets probability "
-                "e⁰ / Σ after the softmax. Fill them with float('-inf').",
-                _keep_k_then_softmax_masking_with_zero,
+                "crossing-token-dropped",
+                "you kept only the tokens whose running total stays within p, so the nucleus "
+                "falls short of p: keep the token that carries the sum to p or past it too. A "
+                "token stays when the tokens more likely than it hold less than p.",
+                _below_p_only,
             ),
             Mistake(
-                "not renormalised",
-                "you zeroed probabilities after the softmax without renormalising, so the kept "
-                "ones sum to less than 1. Mask the logits with −∞ first, then take the softmax.",
-                _no_renormalisation,
+                "not-renormalised",
+                "the kept probabilities do not sum to 1: after zeroing the others, share the "
+                "whole mass among the kept tokens again (a softmax over the kept logits does).",
+                _not_renormalised,
             ),
             Mistake(
-                "smallest k",
-                "you kept the k smallest logits (the least likely tokens); top-k keeps the k "
-                "largest: torch.topk(logits, k) with the default largest=True.",
-                _smallest_k,
+                "running-total-unsorted",
+                "your running total follows the vocabulary's order, not the probabilities'. The "
+                "nucleus is the most likely tokens: sort each row from the most likely down "
+                "before summing, then put the decision back in vocabulary order.",
+                _unsorted_running_total,
             ),
             Mistake(
-                "k minus one",
-                "one token too few survives: masking `logits <= kth` also drops the k-th largest "
-                "logit itself. Mask only the logits strictly below it (`<`).",
-                _k_minus_one,
+                "least-likely-kept",
+                "you kept the least likely tokens: the nucleus starts from the most likely one "
+                "and adds tokens in order of falling probability.",
+                _least_likely,
             ),
         ),
+        atol=1e-6,
+        rtol=1e-5,
         hints=(
-            "Keep the k largest logits of each row and make every other token impossible before "
-            "normalising, so that the kept tokens share all the probability.",
-            "Find each row's k-th largest logit; every logit below it becomes −∞ (exp gives "
-            "exactly 0); then the softmax over the last axis.",
+            "Top-p keeps a number of tokens that depends on the row: the most likely ones, "
+            "just enough of them for their probabilities to add up to p; the rest get nothing "
+            "and the kept ones share the whole mass.",
+            "Sort each row's probabilities from high to low and keep a token when the tokens "
+            "before it in that order hold less than p in total; map the decision back to the "
+            "vocabulary's order, set the other logits to −∞ and take the softmax.",
         ),
     )
 )

@@ -1,77 +1,108 @@
-"""Exercises of notebook 09 (cost accounting): a GPT block's parameters, a run's GPU-hours."""
+"""Exercises of notebook 09 (cost accounting): a Llama block's parameters with grouped-query
+attention, a run's GPU-hours."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
-from gptlib.blocks import Block
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
+from gptlib.lessons.experiments.llama_shape import LlamaBlock
 
 
-def _block_parameters(d_model: int) -> int:
-    """Parameters of one Pre-LN GPT block of width d with biases, counted on a real module."""
+def _llama_block_parameters(d_model: int, n_heads: int, n_kv_heads: int, d_ff: int) -> int:
+    """Parameters of one Llama block (RMSNorms, grouped-query attention, SwiGLU, no biases),
+    counted on a real module built on the meta device."""
     with torch.device("meta"):
-        block = Block(d_model, n_heads=1)
+        block = LlamaBlock(d_model, n_heads, d_ff, n_kv_heads)
     return sum(p.numel() for p in block.parameters())
 
 
-def _is_whole_number(out: object, d_model: int) -> str | None:
+def _is_whole_number(out: object, *args: int) -> str | None:
     if isinstance(out, float) and not out.is_integer():
-        return f"got {out} for d={d_model}: a parameter count is a whole number"
+        return f"got {out}: a parameter count is a whole number"
     return None
+
+
+def _counted(
+    kv_width: Callable[[int, int, int], int] = lambda d, h, kv: kv * (d // h),
+    ffn_matrices: int = 3,
+    norms: int = 2,
+    biases: bool = False,
+) -> Callable[[int, int, int, int], int]:
+    """The count with one part changed: each catalogued mistake is one of these."""
+
+    def count(d: int, h: int, kv: int, d_ff: int) -> int:
+        width = kv_width(d, h, kv)
+        attention = 2 * d * d + 2 * d * width + (2 * d + 2 * width if biases else 0)
+        ffn = ffn_matrices * d * d_ff + ((ffn_matrices - 1) * d_ff + d if biases else 0)
+        return attention + ffn + norms * d
+
+    return count
 
 
 register(
     Exercise(
-        name="gpt-block-parameters",
+        name="llama-block-parameters",
         notebook="09_cost_accounting",
-        reference=_block_parameters,
-        make_inputs=lambda g: [(64,), (128,), (768,)],
+        reference=_llama_block_parameters,
+        # Llama 2 7B's block (32 key/value heads: plain multi-head attention), Llama 3 8B's and
+        # 405B's (grouped), and a small odd one
+        make_inputs=lambda g: [
+            (4096, 32, 32, 11_008),
+            (4096, 32, 8, 14_336),
+            (16_384, 128, 8, 53_248),
+            (96, 6, 2, 256),
+        ],
         properties=(Property("a whole number", _is_whole_number),),
         mistakes=(
             Mistake(
-                "weights only",
-                "you counted the weight matrices (12d²) but not the biases and LayerNorms: add "
-                "4d of attention biases, d_ff + d = 5d of MLP biases and 2 × 2d for the two "
-                "LayerNorms' γ and β.",
-                lambda d: 12 * d * d,
+                "kv-heads-ignored",
+                "your count gives W_K and W_V d × d each, as if every query head had its own key "
+                "and value head. With grouped-query attention there are only n_kv_heads of them, "
+                "each d_h = d / n_heads wide: W_K and W_V are d × (n_kv_heads · d_h).",
+                _counted(kv_width=lambda d, h, kv: d),
             ),
             Mistake(
-                "no layer norms",
-                "the two LayerNorms are missing: each holds γ and β, 2d parameters, so add 4d.",
-                lambda d: 12 * d * d + 9 * d,
+                "kv-width-without-head-size",
+                "W_K and W_V have n_kv_heads heads of d_h = d / n_heads features each: their "
+                "width is n_kv_heads · d / n_heads, not n_kv_heads · d.",
+                _counted(kv_width=lambda d, h, kv: kv * d),
             ),
             Mistake(
-                "layer norms without beta",
-                "each LayerNorm holds a shift β as well as a scale γ: 2d parameters, not d.",
-                lambda d: 12 * d * d + 11 * d,
+                "swiglu-with-two-matrices",
+                "SwiGLU has three d × d_ff matrices, not two: a gate and an up projection side "
+                "by side (their product is the hidden vector), then the down projection.",
+                _counted(ffn_matrices=2),
             ),
             Mistake(
-                "mlp as 4d squared",
-                "the MLP has two matrices, d × 4d and 4d × d: 8d² weights, not 4d².",
-                lambda d: 8 * d * d + 13 * d,
+                "biases-counted",
+                "Llama's linear layers have no biases: count the weight matrices only.",
+                _counted(biases=True),
             ),
             Mistake(
-                "no output projection",
-                "attention has four d × d matrices: W_Q, W_K, W_V and the output projection "
-                "W_O, 4d² (and 4d biases).",
-                lambda d: 11 * d * d + 12 * d,
+                "norms-as-layernorm",
+                "an RMSNorm holds a scale γ of width d and no shift β: the block's two norms "
+                "hold 2d parameters, not 4d.",
+                _counted(norms=4),
             ),
             Mistake(
-                "mlp biases 2d",
-                "the MLP's first bias has one entry per hidden unit, d_ff = 4d, and the second "
-                "d: 5d MLP biases, not 2d.",
-                lambda d: 12 * d * d + 10 * d,
+                "norms-left-out",
+                "the two RMSNorms are missing: each holds a scale of width d (2d in all). They "
+                "are a rounding error at this size, but they are parameters.",
+                _counted(norms=0),
             ),
         ),
         atol=0.5,
         rtol=0.0,
         hints=(
-            "Count by part: the attention's projections, the MLP's two layers and the two "
-            "LayerNorms, each with its weights and its biases.",
-            "The fused qkv is one layer d → 3d and the output projection d → d; the MLP's "
-            "layers are d → 4d and 4d → d; a layer from m to n features has m·n weights and n "
-            "biases, and a LayerNorm has a γ and a β of width d.",
+            "Count by part: four attention projections, of which the key and value ones are "
+            "narrower when key/value heads are fewer than query heads; the three matrices of "
+            "the SwiGLU network; the two norms. Ask of each part whether it has a bias.",
+            "W_Q and W_O are d × d; W_K and W_V map d to n_kv_heads heads of d / n_heads "
+            "features; SwiGLU's gate, up and down matrices each hold d · d_ff weights; an "
+            "RMSNorm holds d scales and nothing else; nothing has a bias.",
         ),
     )
 )

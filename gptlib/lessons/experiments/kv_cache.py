@@ -1,8 +1,10 @@
 """Generation with the KV cache against recomputing the window for every new token.
 
-Used by notebook 08 and `benchmarks/generation.py`: both paths decode greedily from
-the same prompt, the outputs must be identical, and the two are timed in alternation so that
-load on a shared machine slows both alike.
+Notebook 07 decodes through the student's own model with the student's cached attention
+(`decode_with_cache`) and counts the positions each way feeds through a layer
+(`positions_through_qkv`). Notebook 08 and `benchmarks/generation.py` time gptlib's two paths
+(`compare_cache`): both decode greedily from the same prompt, the outputs must be identical, and
+the two are timed in alternation so that load on a shared machine slows both alike.
 """
 
 from __future__ import annotations
@@ -13,9 +15,65 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+from torch import nn
 
 from gptlib._validate import check_positive_int
 from gptlib.model import GPT
+
+# attend(attn, x [B, 1, d], cache or None, n_heads) → (y [B, 1, d], (keys, values)): notebook
+# 07's exercise `attend_with_cache`
+Attend = Callable[[nn.Module, torch.Tensor, object, int], tuple[torch.Tensor, object]]
+
+
+def decode_with_cache(
+    model: nn.Module, idx: torch.Tensor, n_new: int, attend: Attend, n_heads: int
+) -> torch.Tensor:
+    """Greedy decoding through a model named as notebook 07 names it (tok_emb, pos_emb, blocks
+    of ln1 / attn / ln2 / mlp, ln_f, lm_head or head): every position goes through the model
+    once, and each layer's attention is `attend`, which keeps that layer's cache.
+
+    idx [B, T] → [B, T + n_new]. The text must fit in the model's positions (the cache is
+    never slid): ValueError otherwise.
+    """
+    check_positive_int("n_new", n_new)
+    T, max_len = idx.shape[1], model.pos_emb.num_embeddings
+    if T + n_new > max_len:
+        raise ValueError(
+            f"a prompt of {T} tokens and n_new={n_new} make {T + n_new} positions, more than "
+            f"the model's {max_len}; decode at most {max_len - T} new tokens"
+        )
+    unembed = model.lm_head if hasattr(model, "lm_head") else model.head
+    caches: list[object] = [None] * len(model.blocks)
+    tokens = idx
+    with torch.no_grad():
+        for t in range(T + n_new - 1):  # the last new token is never fed back
+            x = model.tok_emb(tokens[:, t : t + 1]) + model.pos_emb.weight[t]  # [B, 1, d]
+            for i, block in enumerate(model.blocks):
+                y, caches[i] = attend(block.attn, block.ln1(x), caches[i], n_heads)
+                x = x + y
+                x = x + block.mlp(block.ln2(x))
+            if t >= T - 1:  # past the prompt: x is the newest position's state
+                next_id = unembed(model.ln_f(x))[:, -1].argmax(dim=-1, keepdim=True)
+                tokens = torch.cat([tokens, next_id], dim=1)
+    return tokens
+
+
+def positions_through_qkv(
+    model: nn.Module, decode: Callable[[], torch.Tensor]
+) -> tuple[torch.Tensor, int]:
+    """Run `decode()`; return its result and how many positions of one sequence went through
+    the first layer's `qkv` meanwhile (each layer does the same work)."""
+    counted = [0]
+
+    def count(module: nn.Module, inputs: tuple, output: torch.Tensor) -> None:
+        counted[0] += inputs[0].shape[1]  # [B, T, d]: T positions of each sequence
+
+    handle = model.blocks[0].attn.qkv.register_forward_hook(count)
+    try:
+        result = decode()
+    finally:
+        handle.remove()
+    return result, counted[0]
 
 
 @dataclass(frozen=True)

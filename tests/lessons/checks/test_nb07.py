@@ -1,5 +1,6 @@
-"""Notebook 07's exercises: right answers written in other ways pass (the capstone's Block and
-GPT, generate)."""
+"""Notebook 07's exercises: right answers written in other ways pass (the attention and MLP
+again, the capstone's Block and GPT, generate, the KV cache), and mistakes in the whole model
+are named as what they are."""
 
 import pytest
 import torch
@@ -95,6 +96,20 @@ BLOCKS = {"sdpa, nn.LayerNorm": SdpaBlock, "tril buffer, einsum, hand LayerNorm"
           "gptlib's Block": gptlib_blocks.Block}  # fmt: skip
 
 
+# (TrilAttention's mask stops at 32 positions; 04's inputs include 40 on purpose.)
+ATTENTIONS = {"sdpa": SdpaAttention, "gptlib's": gptlib_blocks.CausalSelfAttention}
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS.values(), ids=ATTENTIONS)
+def test_the_attention_written_again_passes_in_other_styles(attention):
+    assert verify("gpt-attention", attention) == 3
+
+
+@pytest.mark.parametrize("mlp", [ModuleMLP, gptlib_blocks.MLP], ids=["nn.GELU module", "gptlib"])
+def test_the_mlp_written_again_passes_in_other_styles(mlp):
+    assert verify("gpt-mlp", mlp) == 2
+
+
 @pytest.mark.parametrize("block", BLOCKS.values(), ids=BLOCKS)
 def test_other_right_blocks_pass(block):
     assert verify("gpt-block", block) == 2
@@ -180,11 +195,123 @@ def test_a_model_named_otherwise_is_told_the_expected_names():
 def test_the_capstone_catalogues_the_issues_mistakes():
     names = {m.name for m in REGISTRY["gpt"].mistakes}
     assert len(names) >= 8
-    assert {"post-ln", "no-final-layernorm", "positions-not-added", "no-causal-mask",
+    assert {"post-ln", "no-final-layernorm", "positions-not-added", "no-mask",
             "positions-added-after-the-blocks", "no-residual-around-attention",
-            "no-residual-around-mlp", "no-activation-in-mlp", "scaled-by-sqrt-d", "not-tied",
-            "loss-against-the-inputs"} <= names  # fmt: skip
+            "no-residual-around-mlp", "no-activation", "scaled-by-sqrt-d", "not-tied",
+            "loss-against-the-inputs", "reshape-without-transpose", "gelu-tanh",
+            "one-block-shared", "loss-on-probabilities"} <= names  # fmt: skip
     assert all(isinstance(m.implementation, type) for m in REGISTRY["gpt"].mistakes)
+
+
+class ScrambledHeadsAttention(TrilAttention):
+    """The chapter's pitfall: view(B, h, T, d_h) straight from [B, T, d]."""
+
+    def forward(self, x):
+        B, T, d = x.shape
+        q, k, v = (t.reshape(B, self.h, T, -1) for t in self.qkv(x).chunk(3, dim=-1))
+        scores = (q @ k.transpose(-2, -1)) * (d // self.h) ** -0.5
+        scores = scores.masked_fill(~self.allowed[:T, :T], float("-inf"))
+        return self.proj((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, d))
+
+
+class TanhMLP(ModuleMLP):
+    def __init__(self, d):
+        super().__init__(d)
+        self.act = nn.GELU(approximate="tanh")
+
+
+def _gpt_from(attention=TrilAttention, mlp=ModuleMLP, shared=False):
+    """A student's whole GPT in the chapter's style, with one piece swapped."""
+
+    class StudentBlock(TrilBlock):
+        def __init__(self, d_model, n_heads):
+            super().__init__(d_model, n_heads)
+            self.attn, self.mlp = attention(d_model, n_heads), mlp(d_model)
+
+    class StudentGPT(LibraryPiecesGPT):
+        def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256,
+                     tie_weights=False):  # fmt: skip
+            super().__init__(vocab_size, d_model, n_heads, n_layers, max_len, tie_weights)
+            if shared:
+                self.blocks = nn.ModuleList([StudentBlock(d_model, n_heads)] * n_layers)
+            else:
+                self.blocks = nn.ModuleList(StudentBlock(d_model, n_heads) for _ in range(n_layers))
+
+    return StudentGPT
+
+
+def test_a_whole_model_in_the_chapters_style_passes():
+    assert verify("gpt", _gpt_from()) == 3
+
+
+def test_one_block_repeated_is_named_as_shared_layers_not_as_tied_embeddings():
+    with pytest.raises(CheckError) as info:
+        verify("gpt", _gpt_from(shared=True))
+    assert info.value.mistake == "one-block-shared"
+    assert "not weight tying" in str(info.value)
+
+
+def test_the_reshape_pitfall_inside_the_students_attention_is_named_from_the_whole_model():
+    with pytest.raises(CheckError) as info:
+        verify("gpt", _gpt_from(attention=ScrambledHeadsAttention))
+    assert info.value.mistake == "reshape-without-transpose"
+    assert "in your attention" in str(info.value) and "chapter's" in str(info.value)
+
+
+def test_gpt2s_tanh_gelu_is_recognised_and_explained_from_the_whole_model():
+    with pytest.raises(CheckError) as info:
+        verify("gpt", _gpt_from(mlp=TanhMLP))
+    assert info.value.mistake == "gelu-tanh"
+    message = str(info.value)
+    assert "in your MLP" in message and "GPT-2" in message and "4.7e-4" in message
+
+
+def test_the_tanh_gelu_gap_the_message_quotes():
+    x = torch.linspace(-6, 6, 120_001, dtype=torch.float64)
+    gap = (F.gelu(x) - F.gelu(x, approximate="tanh")).abs()
+    assert round(gap.max().item(), 5) == 0.00047
+    assert abs(abs(x[gap.argmax()].item()) - 2.7) < 0.1
+
+
+def _attend_by_sdpa(attn, x, cache, n_heads):
+    B, T, d = x.shape
+    q, k, v = attn.qkv(x).view(B, T, 3, n_heads, d // n_heads).permute(2, 0, 3, 1, 4)
+    if cache is not None:
+        k, v = torch.cat((cache[0], k), dim=-2), torch.cat((cache[1], v), dim=-2)
+    out = F.scaled_dot_product_attention(q, k, v)  # the newest position reads every key
+    return attn.proj(out.transpose(1, 2).reshape(B, T, d)), (k, v)
+
+
+def _attend_by_einsum(attn, x, cache, n_heads):
+    B, _, d = x.shape
+    q, k, v = (t.reshape(B, 1, n_heads, -1).transpose(1, 2) for t in attn.qkv(x).chunk(3, -1))
+    keys = k if cache is None else torch.cat([cache[0], k], 2)
+    values = v if cache is None else torch.cat([cache[1], v], 2)
+    w = torch.einsum("bhqc,bhkc->bhqk", q, keys).div((d // n_heads) ** 0.5).softmax(-1)
+    out = torch.einsum("bhqk,bhkc->bqhc", w, values).reshape(B, 1, d)
+    return attn.proj(out), (keys, values)
+
+
+@pytest.mark.parametrize("answer", [_attend_by_sdpa, _attend_by_einsum], ids=["sdpa", "einsum"])
+def test_other_right_caches_pass(answer):
+    assert verify("kv-cache", answer) == 2
+
+
+def test_the_cached_steps_give_what_the_full_layer_computes():
+    """The reference, fed one position at a time, equals gptlib's layer run on the whole x."""
+    exercise = REGISTRY["kv-cache"]
+    for attn, x, n_heads in exercise.inputs():
+        outputs, keys, values = exercise.as_function(exercise.reference)(attn, x, n_heads)
+        with torch.no_grad():
+            torch.testing.assert_close(outputs, attn(x), atol=1e-5, rtol=1e-5)
+        assert (
+            keys.shape == values.shape == (x.shape[0], n_heads, x.shape[1], x.shape[2] // n_heads)
+        )
+
+
+def test_a_cache_answer_that_returns_no_pair_is_told_the_contract():
+    with pytest.raises(CheckError, match=r"\(y, \(keys, values\)\)"):
+        verify("kv-cache", lambda attn, x, cache, n_heads: attn(x))
 
 
 def test_the_reference_model_is_gptlibs_model():

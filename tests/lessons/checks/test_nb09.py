@@ -4,19 +4,23 @@ import numpy as np
 import pytest
 import torch
 
-from gptlib import Block
 from gptlib.lessons.checks import verify
+from gptlib.lessons.experiments.llama_shape import LlamaBlock
 
-BLOCK_COUNTS = {
-    "a real block": lambda d: sum(p.numel() for p in Block(d, 4).parameters()),
-    "a float formula": lambda d: 12.0 * d**2 + 13.0 * d,
-    "a NumPy integer": lambda d: np.int64(4 * d * d + 4 * d) + np.int64(8 * d * d + 5 * d + 4 * d),
+LLAMA_COUNTS = {
+    "a real block": lambda d, h, kv, d_ff: sum(
+        p.numel() for p in LlamaBlock(d, h, d_ff, kv).parameters()
+    ),
+    "a float formula": lambda d, h, kv, d_ff: 2.0 * d * d * (1 + kv / h) + 3.0 * d * d_ff + 2 * d,
+    "NumPy integers by part": lambda d, h, kv, d_ff: (
+        np.int64(d) * d * 2 + np.int64(2) * d * (kv * (d // h)) + np.int64(3) * d * d_ff + 2 * d
+    ),
 }
 
 
-@pytest.mark.parametrize("answer", BLOCK_COUNTS.values(), ids=BLOCK_COUNTS)
-def test_other_right_block_counts_pass(answer):
-    verify("gpt-block-parameters", answer)
+@pytest.mark.parametrize("answer", LLAMA_COUNTS.values(), ids=LLAMA_COUNTS)
+def test_other_right_llama_block_counts_pass(answer):
+    assert verify("llama-block-parameters", answer) == 4
 
 
 HOURS = {

@@ -490,15 +490,15 @@ def test_calculator_report_defaults_to_the_chapters_run_and_applies_changes():
         costs.calculator_report("GPT-5")
 
 
-def test_block_exercise_reference_is_the_per_layer_formula():
+def test_the_llama_block_exercise_agrees_with_the_per_layer_formula():
     from gptlib.lessons.checks import REGISTRY
 
-    reference = REGISTRY["gpt-block-parameters"].reference
-    for d in (64, 768):
-        p = parameter_counts(Architecture(1, d, 1, 10, 8))
-        per_layer_norms = 4 * d
-        assert reference(d) == p.attention_per_layer + p.ffn_per_layer + per_layer_norms
-        assert reference(d) == 12 * d * d + 13 * d
+    reference = REGISTRY["llama-block-parameters"].reference
+    for name in ("Llama 2 7B", "Llama 3 405B"):
+        arch = PRESETS[name]
+        p = parameter_counts(arch)
+        per_layer = p.attention_per_layer + p.ffn_per_layer + 2 * arch.d_model  # two RMSNorms
+        assert reference(arch.d_model, arch.n_heads, arch.kv_heads, arch.d_ff) == per_layer
 
 
 def test_an_architecture_counts_whole_blocks_only():
