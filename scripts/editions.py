@@ -111,6 +111,12 @@ def without_guards(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+# The solved edition's prose names the guard under a cell ("the cell asserts more than 0.5");
+# the workbook has no guards, so it says whose assertion that is.
+GUARD_MENTION = re.compile(r"\bthe cell (?:below |above )?asserts\b")
+GUARD_MENTION_IN_WORKBOOK = "the course's tests assert"
+
+
 def student_edition(nb: nbformat.NotebookNode, name: str, repo_url: str) -> nbformat.NotebookNode:
     """The workbook of one solved notebook `name` (a file name such as '02_x.ipynb')."""
     nb = without_guards(nb)
@@ -122,6 +128,8 @@ def student_edition(nb: nbformat.NotebookNode, name: str, repo_url: str) -> nbfo
             cell.metadata["tags"] = kept
         else:
             cell.metadata.pop("tags", None)
+        if cell.cell_type == "markdown":
+            cell.source = GUARD_MENTION.sub(GUARD_MENTION_IN_WORKBOOK, cell.source)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
             if cell.metadata.get("nbgrader", {}).get("solution"):

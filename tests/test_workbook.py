@@ -86,6 +86,24 @@ def test_a_workbook_holds_no_solution_output_guard_or_nbval_tag(path):
         assert not any(isinstance(node, ast.Raise) for node in top_level), stub.source
 
 
+def test_the_workbooks_prose_credits_the_assertions_it_no_longer_holds_to_the_tests():
+    """The solved edition says "the cell asserts" of its guard cells; the workbook drops them."""
+    solved = [c.source for p in LESSONS for c in nbformat.read(p, as_version=4).cells]
+    student = [c.source for p in WORKBOOKS for c in nbformat.read(p, as_version=4).cells]
+    assert any(workbook.GUARD_MENTION.search(text) for text in solved)  # the case exists
+    assert not any(workbook.GUARD_MENTION.search(text) for text in student)
+    assert any(workbook.GUARD_MENTION_IN_WORKBOOK in text for text in student)
+    edited = workbook.student_edition(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+            "# T\n\nMore than 0.5 (the cell below asserts it); so the cell asserts nothing.")]),
+        "00_t.ipynb",
+        "",
+    )  # fmt: skip
+    assert edited.cells[0].source.startswith(
+        "# T\n\nMore than 0.5 (the course's tests assert it); so the course's tests assert nothing."
+    )
+
+
 def _is_assertion(statement: ast.stmt) -> bool:
     """An `assert` statement or a call of `torch.testing.assert_close`."""
     if isinstance(statement, ast.Assert):
