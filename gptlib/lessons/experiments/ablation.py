@@ -14,6 +14,8 @@ no blocks at all, so its logits at position t depend on token t alone.
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
 import time
 from dataclasses import dataclass
 
@@ -167,6 +169,57 @@ def train_ladder(
             )
         )
     return LadderResult(tuple(results), config.steps, config.batch_size * config.block_size)
+
+
+@dataclass(frozen=True)
+class LadderSeeds:
+    """The same ladder trained once per seed (each seed draws its own initialisation, batches
+    and held-out batches): `ladders[i]` was trained with `seeds[i]`."""
+
+    seeds: tuple[int, ...]
+    ladders: tuple[LadderResult, ...]
+
+    def losses(self, name: str) -> list[float]:
+        """Rung `name`'s held-out loss for each seed, in the order of `seeds`."""
+        return [ladder[name].val_loss for ladder in self.ladders]
+
+    def lines(self) -> list[str]:
+        """One line per rung: the mean held-out loss and its range over the seeds."""
+        seeds = ", ".join(str(s) for s in self.seeds)
+        lines = []
+        for rung in self.ladders[0].rungs:
+            losses = self.losses(rung.name)
+            lines.append(
+                f"{rung.name:20s} {statistics.mean(losses):z.3f} nats held out on average, "
+                f"from {min(losses):z.3f} to {max(losses):z.3f} over seeds {seeds}"
+            )
+        return lines
+
+
+def train_ladder_seeds(
+    train_ids: torch.Tensor,
+    val_ids: torch.Tensor,
+    vocab_size: int,
+    config: TrainConfig,
+    seeds: tuple[int, ...] = (0, 1, 2),
+    **ladder_options: object,
+) -> LadderSeeds:
+    """`train_ladder` once per seed: the seed sets the initialisation (`seed`) and the batches
+    (`config.seed`); `ladder_options` are `train_ladder`'s keywords (`d_model`, ...)."""
+    if not seeds:
+        raise ValueError("seeds is empty: give at least one seed, e.g. seeds=(0, 1, 2)")
+    ladders = tuple(
+        train_ladder(
+            train_ids,
+            val_ids,
+            vocab_size,
+            dataclasses.replace(config, seed=seed),
+            seed=seed,
+            **ladder_options,  # type: ignore[arg-type]
+        )
+        for seed in seeds
+    )
+    return LadderSeeds(tuple(seeds), ladders)
 
 
 def bigram_cross_entropy(

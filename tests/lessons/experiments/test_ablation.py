@@ -16,6 +16,7 @@ from gptlib.lessons.experiments.ablation import (
     bigram_cross_entropy,
     build_rung,
     train_ladder,
+    train_ladder_seeds,
 )
 from gptlib.lessons.experiments.toy import toy_text_ids
 from gptlib.lessons.experiments.variants import NoPositions, RewiredBlock
@@ -132,3 +133,26 @@ def test_a_short_ladder_on_the_toy_grammar():
     assert full.val_loss < counted - 0.3, (full.val_loss, counted)
     assert max(r.val_loss for r in result.rungs) < math.log(tokenizer.vocab_size)
     assert (result.steps, result.tokens_per_step) == (150, 16 * 32)
+
+
+def test_a_ladder_per_seed_reproduces_the_single_ladder_and_reports_its_range():
+    ids, tokenizer = toy_text_ids(300, seed=0)
+    train, val = train_val_split(ids)
+    config = TrainConfig(
+        steps=20, batch_size=8, block_size=16, lr=1e-2, warmup_steps=2, eval_interval=0,
+        eval_batches=2,
+    )  # fmt: skip
+    rungs = (RUNGS["bigram"],)
+    seeds = train_ladder_seeds(train, val, tokenizer.vocab_size, config, (0, 3), rungs=rungs,
+                               d_model=16, n_layers=1)  # fmt: skip
+    alone = train_ladder(train, val, tokenizer.vocab_size, config, rungs, d_model=16, n_layers=1)
+    assert seeds.losses("bigram")[0] == alone["bigram"].val_loss  # seed 0 is the default run
+    assert seeds.losses("bigram")[0] != seeds.losses("bigram")[1]  # another seed, another run
+    low, high = sorted(seeds.losses("bigram"))
+    (line,) = seeds.lines()
+    assert line == (
+        f"bigram               {(low + high) / 2:z.3f} nats held out on average, "
+        f"from {low:z.3f} to {high:z.3f} over seeds 0, 3"
+    )
+    with pytest.raises(ValueError, match="seeds is empty"):
+        train_ladder_seeds(train, val, tokenizer.vocab_size, config, ())
