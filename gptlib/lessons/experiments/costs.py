@@ -410,6 +410,13 @@ def mfu(flops_per_step: float, seconds_per_step: float, peak_flops: float) -> fl
     return flops_per_step / seconds_per_step / peak_flops
 
 
+# AdamW's update of one parameter, in FLOPs per step (torch.optim.AdamW's algorithm; its bias
+# corrections are scalars, computed once a step): decay p·(1 − ηλ): 1; first moment
+# m + (1 − β1)·(g − m): 3; second moment β2·v + (1 − β2)·g²: 4; step
+# p − (η / (1 − β1ᵗ))·m / (√v / √(1 − β2ᵗ) + ε): 6.
+ADAMW_FLOPS_PER_PARAMETER = 14
+
+
 # Memory -----------------------------------------------------------------------------------
 
 

@@ -275,3 +275,72 @@ def stream_sizes(model: GPT, idx: torch.Tensor) -> torch.Tensor:
     with capture_inputs(model.blocks) as entering, capture_outputs(model.blocks[-1:]) as leaving:
         model(idx)
     return torch.stack([x.norm(dim=-1).mean() for x in entering + leaving])
+
+
+@dataclass(frozen=True)
+class LastBlockGradient:
+    """How the gradient of a Pre-LN model's last block is made up (notebook 06, section 3).
+
+    Averages over models of:
+    per_token: |∂loss/∂x_t| · |x_t| at the stream x leaving the last block, over its tokens t
+        (the final LayerNorm divides by |x_t|, so this stays put if that division is all there is);
+    alike: the mean cosine between the streams of two different tokens leaving the last block;
+    separate: what the gradient of the last block's Linear layers would be if its tokens'
+        contributions were orthogonal, √(Σ_t |δ_t|² |a_t|²) summed over the layers, with a_t
+        a layer's input (and a 1 for its bias) and δ_t the gradient at its output;
+    total: that gradient as it is, |Σ_t δ_t a_tᵀ|, summed the same way.
+    """
+
+    per_token: float
+    alike: float
+    separate: float
+    total: float
+
+    @property
+    def agreement(self) -> float:
+        """total / separate: how much the tokens' contributions add up rather than cancel."""
+        return self.total / self.separate
+
+
+def last_block_gradient(
+    norm: str, n_layers: int, ids: torch.Tensor, n_models: int = 4
+) -> LastBlockGradient:
+    """`LastBlockGradient` of the models and batch `init_gradient_profile` uses, for ids [N]."""
+    if n_models < 1:
+        raise ValueError(f"need n_models >= 1, got {n_models}")
+    rows = []
+    for seed in range(n_models):
+        inputs, targets = BatchSampler(ids, BATCH_SIZE, BLOCK_SIZE, seed=1000).sample()
+        rows.append(_last_block_parts(build_model(norm, n_layers, seed=seed), inputs, targets))
+    return LastBlockGradient(*torch.tensor(rows, dtype=torch.float64).mean(0).tolist())
+
+
+def _last_block_parts(model: GPT, inputs: torch.Tensor, targets: torch.Tensor) -> list[float]:
+    """[per_token, alike, separate, total] of `LastBlockGradient` for one model and batch [B, T]."""
+    last = model.blocks[-1]
+    layers = [m for m in last.modules() if isinstance(m, nn.Linear)]
+    seen: dict[nn.Module, tuple[torch.Tensor, torch.Tensor]] = {}
+    handles = [
+        m.register_forward_hook(lambda m, args, out: seen.__setitem__(m, (args[0], out)))
+        for m in layers + [last]
+    ]
+    try:
+        _, loss = model(inputs, targets)
+    finally:
+        for handle in handles:
+            handle.remove()
+    grads = torch.autograd.grad(loss, [seen[m][1] for m in layers + [last]])
+    total = separate = 0.0
+    for layer, delta in zip(layers, grads[:-1], strict=True):
+        a = seen[layer][0].detach().double().flatten(0, -2)  # [N, d_in]
+        if layer.bias is not None:
+            a = torch.cat([a, torch.ones(len(a), 1, dtype=a.dtype)], dim=1)
+        delta = delta.double().flatten(0, -2)  # [N, d_out]
+        total += float(((delta @ delta.T) * (a @ a.T)).sum())
+        separate += float((delta.pow(2).sum(-1) * a.pow(2).sum(-1)).sum())
+    x, gx = seen[last][1].detach().double().flatten(0, -2), grads[-1].double().flatten(0, -2)
+    unit = x / x.norm(dim=-1, keepdim=True)
+    n = len(unit)
+    alike = (unit.sum(0).pow(2).sum() - n) / (n * (n - 1))
+    per_token = (gx.norm(dim=-1) * x.norm(dim=-1)).mean()
+    return [float(per_token), float(alike), separate**0.5, total**0.5]

@@ -504,3 +504,25 @@ def test_the_llama_block_exercise_agrees_with_the_per_layer_formula():
 def test_an_architecture_counts_whole_blocks_only():
     with pytest.raises(ValueError, match="counts whole blocks.*block_norms=False, mlp=True"):
         architecture_of(GPTConfig(vocab_size=10), Variant(block_norms=False))
+
+
+def test_adamw_flops_per_parameter_tallies_torchs_update():
+    """The update written out operation by operation matches torch's AdamW over three steps;
+    its operations come to ADAMW_FLOPS_PER_PARAMETER FLOPs a parameter and step."""
+    torch.manual_seed(0)
+    lr, decay, (b1, b2), eps = 1e-2, 0.1, (0.9, 0.999), 1e-8
+    p = torch.randn(50, dtype=torch.float64)
+    param = nn.Parameter(p.clone())
+    optimizer = torch.optim.AdamW([param], lr=lr, betas=(b1, b2), eps=eps, weight_decay=decay)
+    m, v, flops = torch.zeros_like(p), torch.zeros_like(p), 0
+    for t in (1, 2, 3):
+        g = torch.randn(50, dtype=torch.float64)
+        param.grad = g.clone()
+        optimizer.step()
+        p = p * (1 - lr * decay)  # 1 FLOP an element
+        m = m + (1 - b1) * (g - m)  # 3
+        v = b2 * v + (1 - b2) * (g * g)  # 4
+        p = p - (lr / (1 - b1**t)) * m / (v.sqrt() / (1 - b2**t) ** 0.5 + eps)  # 6
+        flops += 14
+        torch.testing.assert_close(param.detach(), p, rtol=1e-12, atol=1e-12)
+    assert flops / 3 == costs.ADAMW_FLOPS_PER_PARAMETER

@@ -159,3 +159,29 @@ def test_post_ln_stalls_at_a_high_learning_rate_where_pre_ln_trains(data):
     assert abs(post - grid.floor) < 0.1  # stuck at the letter frequencies
     assert pre < grid.floor - 0.8
     assert warm < post - 0.3
+
+
+def test_last_block_gradient_parts_match_a_backward_pass(data):
+    split = npl.last_block_gradient("pre", 2, data, n_models=1)
+    model = npl.build_model("pre", 2, seed=0)
+    inputs, targets = BatchSampler(data, npl.BATCH_SIZE, npl.BLOCK_SIZE, seed=1000).sample()
+    stream = {}
+    model.blocks[-1].register_forward_hook(lambda m, a, out: stream.setdefault("x", out))
+    _, loss = model(inputs, targets)
+    stream["x"].retain_grad()
+    loss.backward()
+    linear = [m for m in model.blocks[-1].modules() if isinstance(m, nn.Linear)]
+    squares = sum(p.grad.double().pow(2).sum() for m in linear for p in m.parameters())
+    assert split.total == pytest.approx(float(squares.sqrt()), rel=1e-6)  # |Σ_t δ_t a_tᵀ|
+    x, gx = stream["x"].detach().flatten(0, 1), stream["x"].grad.flatten(0, 1)
+    assert split.per_token == pytest.approx(float((gx.norm(dim=-1) * x.norm(dim=-1)).mean()))
+    cos = torch.nn.functional.cosine_similarity(x[:, None], x[None], dim=-1)
+    off_diagonal = cos[~torch.eye(len(x), dtype=torch.bool)]
+    assert split.alike == pytest.approx(float(off_diagonal.mean()), rel=1e-4)
+    assert split.separate < split.total  # the terms agree somewhat at initialisation
+    assert split.agreement == split.total / split.separate
+
+
+def test_last_block_gradient_needs_a_model():
+    with pytest.raises(ValueError, match="n_models"):
+        npl.last_block_gradient("pre", 2, torch.zeros(100, dtype=torch.long), n_models=0)
