@@ -16,9 +16,8 @@ import ast
 import copy
 import csv
 import html
-import importlib.util
+import importlib
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,25 +30,17 @@ from nbgrader.utils import determine_grade
 
 from gptlib.lessons.checks import REGISTRY, read_outcome
 from gptlib.lessons.checks.outcomes import NOT_IMPLEMENTED
+from tests.executed import raised, stream_text
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SCRIPT = ROOT / "scripts" / "classroom.py"
 FIXTURE_NOTEBOOK = FIXTURES / "classroom_fixture.ipynb"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 REGISTERED_BEFORE_FIXTURES = frozenset(REGISTRY)
 
 
-def _load_script():
-    sys.path.insert(0, str(SCRIPT.parent))  # as when it runs as a script: it imports editions.py
-    spec = importlib.util.spec_from_file_location("classroom_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
-    spec.loader.exec_module(module)
-    return module
-
-
-classroom = _load_script()
+classroom = load_script("classroom")
 COURSE_NOTEBOOKS = [
     path
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -253,10 +244,6 @@ def kernel_env(monkeypatch):
     monkeypatch.setenv("GPTLIB_DEVICE", "cpu")
 
 
-def _text(cell, stream: str) -> str:
-    return "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == stream)
-
-
 # The course notebooks' student edition runs to the end in tests/test_workbook.py (the workbook
 # is the nbgrader release less nothing but its setup cell); here the fixture, through nbgrader.
 @pytest.mark.parametrize("path", _params(slow_for_course=True, course=[]))
@@ -268,18 +255,12 @@ def test_student_version_runs_to_the_end_and_scores_zero(path, course, kernel_en
     student = _released(course, path)
     _execute(student, course / "release" / path.stem)
 
-    errors = [
-        f"cell {i}: {o.ename}: {o.evalue}"
-        for i, cell in enumerate(student.cells)
-        if cell.cell_type == "code"
-        for o in cell.outputs
-        if o.output_type == "error"
-    ]
+    errors = raised(student)
     assert not errors, f"the student version stopped: {errors}"
     exercises = exercise_cells(source)
     for ex in exercises:
         cell = student.cells[ex.check]
-        outcome = read_outcome(_text(cell, "stderr"))
+        outcome = read_outcome(stream_text(cell, "stderr"))
         assert (outcome.exercise, outcome.status) == (ex.exercise, NOT_IMPLEMENTED)
         [notice] = [o for o in cell.outputs if o.output_type == "display_data"]
         assert f"<code>{ex.function}</code> stands in for yours below" in notice.data["text/html"]

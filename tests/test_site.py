@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import html as html_text
-import importlib.util
 import json
 import re
 import shutil
@@ -48,6 +47,7 @@ from book.launch import (  # noqa: E402
     public_repo_url,
     workbook_path,
 )
+from tests.scripts import load_script  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = "notebooks/02_scaled_dot_product_attention.ipynb"
@@ -56,17 +56,8 @@ MY_WORK = "my-work/02_scaled_dot_product_attention.ipynb"  # make lab copies WOR
 UNDER_THE_HOOD = "docs/under_the_hood.ipynb"  # the maintainers' notebook: a guide, no workbook
 
 
-def _load_script(name: str):
-    spec = importlib.util.spec_from_file_location(
-        f"{name}_under_test", ROOT / "scripts" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-run_notebooks = _load_script("run_notebooks")
-editions = _load_script("editions")
+run_notebooks = load_script("run_notebooks")
+editions = load_script("editions")
 
 
 # --- launch links -------------------------------------------------------------------------
@@ -212,17 +203,10 @@ def _repository_with(tmp_path: Path, paths: list[str]) -> Path:
 
 def _workbook_installing_from(root: Path, url: str) -> None:
     """Write WORKBOOK under `root` with the first code cell a workbook gets for `url`."""
-    setup = editions_setup_source(url)
+    setup = editions.setup_source(url)
     nb = {"cells": [{"cell_type": "markdown", "source": "# title"},
                     {"cell_type": "code", "source": setup}]}  # fmt: skip
     (root / WORKBOOK).write_text(json.dumps(nb))
-
-
-def editions_setup_source(url: str) -> str:
-    spec = importlib.util.spec_from_file_location("editions", ROOT / "scripts" / "editions.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.setup_source(url)
 
 
 def test_colab_is_linked_only_for_a_workbook_that_installs_from_this_repository(tmp_path):

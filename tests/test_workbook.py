@@ -10,9 +10,7 @@ regenerated, not when an update of the course changes the notebook.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import nbformat
@@ -22,20 +20,13 @@ from nbgrader.utils import determine_grade
 
 from gptlib.lessons.checks import read_outcome
 from gptlib.lessons.checks.outcomes import NOT_IMPLEMENTED
+from tests.executed import raised, stream_text
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "editions.py"
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("editions_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-workbook = _load_script()
+workbook = load_script("editions")
 LESSONS = workbook.lessons()
 WORKBOOKS = [workbook.WORKBOOK / p.name for p in LESSONS]
 
@@ -245,21 +236,12 @@ def test_a_workbook_runs_to_the_end_with_every_exercise_left_undone(path, kernel
         resources={"metadata": {"path": str(tmp_path)}},
     )  # fmt: skip
     client.execute()
-    errors = [
-        f"cell {i}: {o.ename}: {o.evalue}"
-        for i, cell in enumerate(nb.cells)
-        if cell.cell_type == "code"
-        for o in cell.outputs
-        if o.output_type == "error"
-    ]
+    errors = raised(nb)
     assert not errors, f"{path.name} stopped: {errors}"
     checks = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
     assert bool(checks) == (path.name[:2] != "00"), "lessons 01-09 have graded checks, 00 none"
     for cell in checks:
-        stderr = "".join(
-            o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"
-        )
-        assert read_outcome(stderr).status == NOT_IMPLEMENTED, cell.source
+        assert read_outcome(stream_text(cell, "stderr")).status == NOT_IMPLEMENTED, cell.source
         [notice] = [o for o in cell.outputs if o.output_type == "display_data"]
         assert "stands in for yours below" in notice.data["text/html"]
         assert determine_grade(cell) == (0, cell.metadata["nbgrader"]["points"])

@@ -23,7 +23,6 @@ The pieces, in the order a test uses them:
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -42,6 +41,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from tests.scripts import load_script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO_ROOT / "notebooks"  # the solved edition, with stored outputs: not served
@@ -208,21 +209,11 @@ def parse_number(text: str) -> float:
     return float(text.replace(",", "").replace("_", ""))
 
 
-def _editions_script():
-    """scripts/editions.py, which makes the student's copies of the workbook (`make lab`)."""
-    spec = importlib.util.spec_from_file_location(
-        "editions_for_ui", REPO_ROOT / "scripts" / "editions.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def serve_course(served: Path) -> list[str]:
     """Lay out in `served` what a student's JupyterLab shows (see the module docstring): the
     copies of the workbook in my-work/, made by the code `make lab` runs, and docs/'s notebooks.
     Returns what `scripts/editions.py open` said it did."""
-    done = _editions_script().open_workbook(WORKBOOK, served / SERVED_AS[WORKBOOK])
+    done = load_script("editions").open_workbook(WORKBOOK, served / SERVED_AS[WORKBOOK])
     (served / SERVED_AS[DOCS]).mkdir(parents=True, exist_ok=True)
     for notebook in DOCS.glob("*.ipynb"):
         shutil.copy2(notebook, served / SERVED_AS[DOCS] / notebook.name)
