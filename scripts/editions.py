@@ -42,6 +42,10 @@ MY_WORK = ROOT / "my-work"
 STATE = ".workbook.json"
 CONFIG = ROOT / "book" / "_config.yml"
 GUARD_TAG = "guard"
+# A cell that commits the course's own answer to a "Check your understanding" question
+# (`question.commit("...")`): the solved edition shows the answer; the workbook's student answers.
+ANSWER_TAG = "answer"
+SOLVED_ONLY_TAGS = {GUARD_TAG, ANSWER_TAG}
 LESSON = re.compile(r"0\d_[a-z0-9_]+\.ipynb")
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
@@ -104,10 +108,16 @@ def is_guard(cell: nbformat.NotebookNode) -> bool:
     return GUARD_TAG in cell.metadata.get("tags", [])
 
 
+def is_solved_only(cell: nbformat.NotebookNode) -> bool:
+    """A cell of the solved edition only: a guard (the assertions that protect the lesson cell
+    above it) or the course's committed answer to a question."""
+    return not SOLVED_ONLY_TAGS.isdisjoint(cell.metadata.get("tags", []))
+
+
 def without_guards(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of `nb` without its guard cells."""
+    """A copy of `nb` without its solved-only cells (guards and committed answers)."""
     nb = copy.deepcopy(nb)
-    nb.cells = [cell for cell in nb.cells if not is_guard(cell)]
+    nb.cells = [cell for cell in nb.cells if not is_solved_only(cell)]
     return nb
 
 

@@ -1,6 +1,6 @@
 """The package is layered one way: the model knows nothing of the lessons, and the lesson wing
-goes experiments → viz → widgets, with checks and answers beside them, all above `text` (the
-convention for printed numbers). No import cycles.
+goes experiments → viz → widgets, with checks and answers beside them (a widget may show a stored
+answer), all above `text` (the convention for printed numbers). No import cycles.
 
 Imports are read from the source with `ast` (also those inside functions), so a lazy import
 cannot hide a wrong-way dependency.
@@ -20,7 +20,7 @@ ALLOWED = {
     "text": set(),
     "experiments": {"experiments", "text"},
     "viz": {"experiments", "viz", "text"},
-    "widgets": {"experiments", "viz", "widgets", "text"},
+    "widgets": {"experiments", "viz", "widgets", "answers", "text"},
     "checks": {"checks", "experiments", "text"},
     "answers": {"answers", "text"},
 }

@@ -65,11 +65,12 @@ def test_a_workbook_holds_no_solution_output_guard_or_nbval_tag(path):
         assert not lines & secret, f"{path.name}: solution text {sorted(lines & secret)}"
         assert workbook.BEGIN not in cell.source and workbook.END not in cell.source
         tags = cell.metadata.get("tags", [])
-        assert workbook.GUARD_TAG not in tags and not any(t.startswith("nbval") for t in tags)
+        assert workbook.SOLVED_ONLY_TAGS.isdisjoint(tags)
+        assert not any(t.startswith("nbval") for t in tags)
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, path.name
-    guards = [c for c in solved.cells if workbook.is_guard(c)]
-    assert len(student.cells) == len(solved.cells) - len(guards) + 1  # + the setup cell
+    solved_only = [c for c in solved.cells if workbook.is_solved_only(c)]
+    assert len(student.cells) == len(solved.cells) - len(solved_only) + 1  # + the setup cell
     stubs = [c for c in student.cells if c.metadata.get("nbgrader", {}).get("solution")]
     for stub in stubs:
         assert "raise NotImplementedError()" in stub.source

@@ -72,6 +72,11 @@ def _reflow(text: str) -> str:
 
 def answer(key: str, summary: str = "Answer", **values: object) -> FoldedAnswer:
     """The stored answer `key` ("NN.short-name") filled with `values`, shown folded."""
+    return FoldedAnswer(answer_text(key, **values), summary)
+
+
+def answer_text(key: str, **values: object) -> str:
+    """The stored answer `key` ("NN.short-name") filled with `values`, as reflowed text."""
     if key not in ANSWERS:
         same_notebook = sorted(k for k in ANSWERS if k[:3] == key[:3])
         close = difflib.get_close_matches(key, ANSWERS, n=3)
@@ -87,4 +92,4 @@ def answer(key: str, summary: str = "Answer", **values: object) -> FoldedAnswer:
             f"answer {key!r} needs values for {sorted(needed)}: missing {missing}, "
             f"not used {unused}"
         )
-    return FoldedAnswer(_reflow(template.format(**values)), summary)
+    return _reflow(template.format(**values))

@@ -8,7 +8,9 @@ failure it tries the catalogue of known mistakes and, when one reproduces the st
 (or the error it raised), raises with that mistake's message and name instead of a bare "wrong";
 otherwise the message ends with the exercise's next hint, from the idea to the specific, and
 after the last one points to `show_solution`, the one place a solution's code is shown
-(`solution_source`).
+(`solution_source`). Hints teach before they tell: a named mistake's first report explains the
+misconception in words; its `fix`, the line that mends it, is added only when the same mistake
+comes back.
 An exercise whose answer is a class says how to run it (`Exercise.adapt`). The notebooks call
 `check` (in `in_notebook`), which reports instead of raising.
 """
@@ -60,14 +62,18 @@ class NotImplementedYet(CheckError):
 
 @dataclass(frozen=True)
 class Mistake:
-    """A known wrong answer: `implementation` makes exactly this mistake; `message` explains it.
+    """A known wrong answer: `implementation` makes exactly this mistake.
 
+    `message` names the misconception and points to the idea, in words and without the
+    solution's code: it is what a student reads the first time. `fix` is the specific pointer
+    (code allowed), added to the message from the second time the same mistake is made.
     `name` is short and stable: reports count students by it.
     """
 
     name: str
     message: str
     implementation: Callable[..., Any]
+    fix: str = ""
 
 
 @dataclass(frozen=True)
@@ -159,6 +165,7 @@ def _mistake_raising(exercise: Exercise, error: Exception, args: tuple) -> Mista
 
 
 _WRONG_TRIES: Counter[str] = Counter()  # uncatalogued wrong answers so far, per exercise
+_MISTAKE_TRIES: Counter[tuple[str, str]] = Counter()  # each named mistake's reports so far
 
 
 def next_hint(exercise: Exercise) -> str:
@@ -184,8 +191,22 @@ def forget_tries(name: str | None = None) -> None:
     """Start the hints of exercise `name` (default: every exercise) from the first again."""
     if name is None:
         _WRONG_TRIES.clear()
+        _MISTAKE_TRIES.clear()
     else:
         _WRONG_TRIES.pop(name, None)
+        for key in [key for key in _MISTAKE_TRIES if key[0] == name]:
+            del _MISTAKE_TRIES[key]
+
+
+def mistake_error(exercise: Exercise, mistake: Mistake) -> CheckError:
+    """The report of a named mistake: its message the first time; from the second time the same
+    mistake is made, the message and then its fix."""
+    seen = _MISTAKE_TRIES[exercise.name, mistake.name]
+    _MISTAKE_TRIES[exercise.name, mistake.name] += 1
+    detail = mistake.message
+    if seen and mistake.fix:
+        detail += f" The same mistake again, so here is the fix: {mistake.fix}"
+    return CheckError(exercise.name, detail, mistake.name)
 
 
 def solution_source(name: str) -> str:
@@ -200,7 +221,7 @@ def solution_source(name: str) -> str:
 def _fail(exercise: Exercise, got: Any, args: tuple, what: str) -> None:
     mistake = _matching_mistake(exercise, got, args)
     if mistake is not None:
-        raise CheckError(exercise.name, mistake.message, mistake.name)
+        raise mistake_error(exercise, mistake)
     raise CheckError(exercise.name, f"{what}.{next_hint(exercise)}")
 
 
@@ -231,7 +252,7 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
         except Exception as exc:
             mistake = _mistake_raising(exercise, exc, args)
             if mistake is not None:
-                raise CheckError(name, mistake.message, mistake.name) from exc
+                raise mistake_error(exercise, mistake) from exc
             raise CheckError(name, f"your function raised {type(exc).__name__}: {exc}") from exc
         expected = reference(*_fresh(args))
         problem = shape_problem(got, expected, exercise.returns)

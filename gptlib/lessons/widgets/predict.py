@@ -1,4 +1,6 @@
-"""Predict, then reveal: the student commits to a guess before a key experiment.
+"""Predict, then reveal; answer, then read the course's answer.
+
+`Prediction`: the student commits to a guess before a key experiment.
 
 A cell before the experiment ends with a `Prediction` (a number typed into a box, or one of a
 few choices, then "commit"); a cell after it calls `reveal(measured)`, which prints the
@@ -13,7 +15,13 @@ committed guess next to the measurement as `name = value` lines:
 
 Nobody commits anything when a notebook runs unattended (nbval, CI, Run All), so `reveal`
 then prints `your prediction = none committed ...` and the measurement: stored outputs stay
-reproducible. A student who ran ahead commits above and runs the reveal cell again.
+reproducible. A student who ran ahead commits above and runs the reveal cell again. Outside
+JupyterLab's widgets (VS Code, a script, a grader) `guess.commit(8)` commits from code.
+
+`Question`: a "Check your understanding" question takes the student's answer before it shows
+the course's. The course's answer (`gptlib.lessons.answers`, filled with the notebook's measured
+numbers) is held by the object and is in no output until an answer is committed, in the box or
+from code (`question.commit("...")`).
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
+
+from gptlib.lessons.answers import answer_text
 
 KINDS = ("number", "choice")
 NOT_COMMITTED = "none committed (commit one above, then run this cell again)"
@@ -149,5 +159,66 @@ class Prediction:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = f"Predict: {self.question_text} (commit a prediction in JupyterLab)"
+        bundle["text/plain"] = (
+            f"Predict: {self.question_text} (type it in the box and press commit; without "
+            "JupyterLab's widgets, call commit(your_guess) on this prediction in a cell)"
+        )
+        return bundle
+
+
+class Question:
+    """A "Check your understanding" question (its text is the markdown above the cell): a box
+    for the student's answer and a commit button; committing shows the course's answer.
+
+    `key` names the stored answer in `gptlib.lessons.answers` and `values` fill its
+    placeholders with the notebook's own numbers. Make it the last value of a cell to show it;
+    building it displays nothing and puts the course's answer in no output.
+    """
+
+    def __init__(self, key: str, **values: object) -> None:
+        self.key = key
+        self._course_answer = answer_text(key, **values)  # shown only after a commit
+        self.committed: str | None = None
+        self.input = widgets.Textarea(
+            placeholder="Your answer, in a sentence or two", layout=widgets.Layout(width="95%")
+        )
+        self.commit_button = widgets.Button(
+            description="commit, then show the course's answer",
+            button_style="primary",
+            layout=widgets.Layout(width="auto"),
+        )
+        self.revealed = widgets.Output()
+        self.widget = widgets.VBox([self.input, self.commit_button, self.revealed])
+        self.commit_button.on_click(lambda _: self._commit_clicked())
+
+    def _commit_clicked(self) -> None:
+        if self.input.value.strip():
+            with self.revealed:
+                self.commit()
+
+    def commit(self, text: str | None = None) -> None:
+        """Lock in `text` (or, without it, what the box holds) and print the course's answer."""
+        if self.committed is not None:
+            raise ValueError("an answer is already committed; it stays")
+        text = self.input.value if text is None else text
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f'write an answer first, got {text!r}: commit("your answer in words")')
+        self.committed = " ".join(text.split())
+        self.input.value, self.input.disabled = self.committed, True
+        self.commit_button.disabled, self.commit_button.description = True, "committed"
+        print("\n".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        """Your committed answer, then the course's (nothing of it before a commit)."""
+        if self.committed is None:
+            return ["your answer = none committed (the course's answer appears once you commit)"]
+        return [f"your answer = {self.committed}", "the course's answer:", self._course_answer]
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = (
+            "Your answer first: write it in the box and press commit (without JupyterLab's "
+            'widgets, call commit("your answer") on this question in a cell); the course\'s '
+            "answer appears then."
+        )
         return bundle

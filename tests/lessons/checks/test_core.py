@@ -245,3 +245,36 @@ def test_a_mistake_that_raises_names_an_answer_raising_the_same_error(more_exerc
     with pytest.raises(CheckError, match="your function raised IndexError") as info:
         verify(SAMPLING_EXERCISE.name, lambda w, n, g: w[n + 100])  # another message
     assert info.value.mistake is None
+
+
+def test_a_named_mistake_teaches_first_and_shows_its_fix_only_when_it_comes_back():
+    fixed = Mistake(
+        "column-with-fix",
+        "each row is one distribution over the keys, so normalise along a row",
+        lambda x: torch.softmax(x, 0),
+        fix="torch.softmax(x, dim=-1)",
+    )
+    exercise = Exercise(
+        name="engine-demo-fix",
+        notebook="tests",
+        reference=_row_softmax,
+        make_inputs=lambda g: [(torch.randn(4, 5, generator=g),)],
+        mistakes=(fixed,),
+        hints=("each row is one distribution", "normalise over the last axis"),
+    )
+    REGISTRY[exercise.name] = exercise
+    try:
+        forget_tries()
+        with pytest.raises(CheckError) as first:
+            verify(exercise.name, fixed.implementation)
+        assert first.value.detail == fixed.message and "dim=-1" not in str(first.value)
+        with pytest.raises(CheckError) as second:
+            verify(exercise.name, fixed.implementation)
+        assert second.value.detail.startswith(fixed.message)
+        assert second.value.detail.endswith("here is the fix: torch.softmax(x, dim=-1)")
+        forget_tries(exercise.name)
+        with pytest.raises(CheckError) as again:
+            verify(exercise.name, fixed.implementation)
+        assert again.value.detail == fixed.message
+    finally:
+        del REGISTRY[exercise.name]

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from gptlib.lessons.widgets.predict import NOT_COMMITTED, Comparison, Prediction
+from gptlib.lessons.widgets.predict import NOT_COMMITTED, Comparison, Prediction, Question
 
 
 def _status(guess: Prediction) -> str:
@@ -95,3 +95,44 @@ def test_it_displays_as_a_widget_with_a_plain_text_fallback():
     bundle = guess._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/plain"].startswith("Predict: std(q·k) at d_k = 128?")
+
+
+QUESTION = ("03.masked-entries", {"blocked": 120, "n_scores": 256, "seen_by_last": 16})
+
+
+def test_a_question_shows_nothing_of_the_courses_answer_before_a_commit(capsys):
+    question = Question(QUESTION[0], **QUESTION[1])
+    bundle = question._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "commit" in bundle["text/plain"] and "120" not in str(bundle)
+    assert question.lines() == [
+        "your answer = none committed (the course's answer appears once you commit)"
+    ]
+    assert capsys.readouterr().out == ""
+
+
+def test_a_question_committed_from_code_prints_both_answers(capsys):
+    question = Question(QUESTION[0], **QUESTION[1])
+    question.commit("  half of them,\n minus the diagonal ")
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == ["your answer = half of them, minus the diagonal", "the course's answer:"]
+    assert "T(T-1)/2 = 120 of the 256 scores" in out[2]
+    assert question.input.disabled and question.commit_button.disabled
+    with pytest.raises(ValueError, match="already committed"):
+        question.commit("another")
+
+
+def test_a_question_committed_with_the_button_shows_the_answer_under_it():
+    question = Question(QUESTION[0], **QUESTION[1])
+    question.commit_button.click()  # an empty box commits nothing
+    assert question.committed is None
+    question.input.value = "120 of them"
+    question.commit_button.click()
+    assert question.committed == "120 of them"
+
+
+def test_an_empty_answer_or_an_unknown_key_is_refused():
+    with pytest.raises(ValueError, match="write an answer first"):
+        Question(QUESTION[0], **QUESTION[1]).commit("   ")
+    with pytest.raises(ValueError, match="no stored answer"):
+        Question("03.no-such-question")
