@@ -11,10 +11,18 @@ from gptlib.lessons.checks import (
     NotImplementedYet,
     Outcome,
     check,
+    in_notebook,
     read_outcome,
     verify,
 )
-from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, PASSED
+from gptlib.lessons.checks.core import forget_tries
+from gptlib.lessons.checks.outcomes import (
+    MISTAKE,
+    NOT_IMPLEMENTED,
+    PASSED,
+    UNEXPLAINED,
+    outcome_from_outputs,
+)
 from tests.lessons.checks import (
     test_nb01,
     test_nb02,
@@ -85,13 +93,27 @@ def test_stub_reports_not_implemented(name, capsys):
 
 
 @pytest.mark.parametrize(("name", "mistake"), MISTAKES, ids=[f"{n}-{m.name}" for n, m in MISTAKES])
-def test_each_mistake_is_named(name, mistake, capsys):
+def test_each_mistake_is_named_and_its_fix_comes_only_the_second_time(
+    name, mistake, capsys, monkeypatch
+):
     with pytest.raises(CheckError) as info:
         verify(name, mistake.implementation)
     assert str(info.value) == f"{name}: {mistake.message}"
     assert info.value.mistake == mistake.name
+    if mistake.fix:
+        with pytest.raises(CheckError) as again:
+            verify(name, mistake.implementation)
+        assert again.value.detail.startswith(mistake.message) and mistake.fix in again.value.detail
+    forget_tries()
+    shown = []
+    monkeypatch.setattr(in_notebook, "_in_kernel", lambda: True)
+    monkeypatch.setattr(
+        "IPython.display.display", lambda data, metadata=None, raw=False: shown.append(metadata)
+    )
     check(name, mistake.implementation, namespace={})
-    assert read_outcome(capsys.readouterr().err) == Outcome(
+    err = capsys.readouterr().err
+    assert read_outcome(err) == Outcome(name, UNEXPLAINED, " ".join(mistake.message.split()))
+    assert outcome_from_outputs([{"metadata": shown[-1]}]) == Outcome(
         name, MISTAKE, " ".join(mistake.message.split()), mistake.name
     )
 
