@@ -13,7 +13,7 @@ VENV ?= .venv
 # The torch requirement for the venv. On Linux a plain `torch` is a multi-GB CUDA build; for a
 # CPU-only laptop, `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` fetches the CPU
 # build instead. CI pins the CPU build that lies on its machines' disk. torch is not in LOCK.
-TORCH ?= torch>=2.4
+TORCH ?= torch>=2.10
 TORCH_INDEX ?=
 # Every other package of the venv is installed at the exact version this file names.
 LOCK := constraints.txt

@@ -1,11 +1,10 @@
-"""The command line: `python -m gptlib train|sample|upgrade` (notebook 08).
+"""The command line: `python -m gptlib train|sample` (notebook 08).
 
     python -m gptlib train                       # the chapter's GPT on Tiny Shakespeare
     python -m gptlib train --corpus tinyshakespeare --time-budget 60 --out shakespeare.pt
     python -m gptlib train --resume shakespeare.pt --steps 3000
     torchrun --standalone --nproc_per_node=2 -m gptlib train   # data-parallel, 2 processes
     python -m gptlib sample --checkpoint shakespeare.pt --prompt "ROMEO:" --temperature 0.8
-    python -m gptlib upgrade old.pt new.pt       # a checkpoint of an older gptlib, converted
 
 `train` shows a progress bar on stderr, saves a checkpoint at every held-out estimate, and ends
 by printing one line of JSON on stdout: steps, tokens, seconds, train_loss, val_loss,
@@ -25,7 +24,7 @@ from collections.abc import Sequence
 import torch
 
 from gptlib._validate import check_positive_int
-from gptlib.checkpoint import VERSION, load_checkpoint, save_checkpoint, upgrade_checkpoint
+from gptlib.checkpoint import load_checkpoint, save_checkpoint
 from gptlib.data.batches import train_val_split
 from gptlib.data.corpora import default_corpus, load_corpus
 from gptlib.data.tokenizer import CharTokenizer
@@ -133,27 +132,14 @@ def _sample_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="cpu, cuda or mps (default: the best available)")
 
 
-def _upgrade_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "upgrade",
-        help="convert a checkpoint written by an older gptlib",
-        description=f"Rewrite a checkpoint of format version 1 or 2 as version {VERSION} (the "
-        "unembedding GPT.head is now GPT.lm_head, the position table pos_emb.table is now "
-        "pos_emb; everything else is kept).",
-    )
-    p.add_argument("old", help="the version-1 or version-2 checkpoint")
-    p.add_argument("new", help="where to write the upgraded checkpoint (may be OLD itself)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m gptlib",
         description="Train and sample a character-level GPT (the chapter's model).",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,sample,upgrade}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,sample}")
     _train_parser(sub)
     _sample_parser(sub)
-    _upgrade_parser(sub)
     return parser
 
 
@@ -255,11 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary = train(args)
             if summary is not None:
                 print(json.dumps(summary), flush=True)
-        elif args.command == "sample":
-            print(sample(args), flush=True)
         else:
-            upgrade_checkpoint(args.old, args.new)
-            print(f"wrote {args.new} (checkpoint format version {VERSION})", flush=True)
+            print(sample(args), flush=True)
     except (ValueError, OSError, NonFiniteLossError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import os
 import random
-import re
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 _KNOWN_DEVICES = ("cpu", "cuda", "mps")
-# The first torch release whose MPS backend trains models like these to the CPU's losses.
-# Before it, training on MPS could end at wrong losses without any error: rasbt/LLMs-from-scratch
-# issues #635 (loss stuck near 6 where the CPU's falls; 2025) and #791 (torch 2.8: training loss
-# 19.9 on MPS vs 3.8 on the CPU); that book's pull request #900 found it stable from torch 2.9.
-MPS_MIN_TORCH = (2, 9)
-_MPS_MIN_TEXT = ".".join(map(str, MPS_MIN_TORCH))
 
 
 @dataclass(frozen=True)
@@ -28,26 +20,14 @@ class DeviceChoice:
     reason: str
 
 
-def _torch_release(version: str) -> tuple[int, int]:
-    """(major, minor) of a torch version string: "2.8.0+cpu" -> (2, 8)."""
-    match = re.match(r"(\d+)\.(\d+)", version)
-    if match is None:
-        raise ValueError(f"cannot read a torch release from {version!r}")
-    return int(match.group(1)), int(match.group(2))
-
-
-def mps_trains_correctly() -> bool:
-    """Whether this torch's MPS backend is one known to train correctly (torch >= 2.9)."""
-    return _torch_release(torch.__version__) >= MPS_MIN_TORCH
-
-
 def choose_device(preferred: str | None = None) -> DeviceChoice:
     """The device `pick_device` returns, with the reason it was chosen.
 
     An explicit choice (`preferred`, else the environment variable ``GPTLIB_DEVICE``) wins, and
     is refused with a ValueError when the device is unknown or not available. Otherwise: a CUDA
-    GPU, then Apple's MPS where this torch is known to train on it correctly (>= 2.9), then the
-    CPU. Asking for MPS on an older torch is allowed, with a warning.
+    GPU, then Apple's MPS, then the CPU. (Before torch 2.9, training on MPS could end at wrong
+    losses without an error: rasbt/LLMs-from-scratch #635 and #791, stable from 2.9 in #900;
+    gptlib needs torch 2.10 or newer.)
     """
     choice = preferred or os.environ.get("GPTLIB_DEVICE")
     if choice is not None:
@@ -61,33 +41,17 @@ def choose_device(preferred: str | None = None) -> DeviceChoice:
             raise ValueError(f"device {choice!r} was asked for, but torch sees no CUDA GPU")
         if kind == "mps" and not torch.backends.mps.is_available():
             raise ValueError(f"device {choice!r} was asked for, but MPS is not available here")
-        if kind == "mps" and not mps_trains_correctly():
-            warnings.warn(
-                f"MPS on torch {torch.__version__} has trained models like these to wrong "
-                f"losses without an error; torch >= {_MPS_MIN_TEXT} trains correctly there",
-                stacklevel=2,
-            )
         asked = f"{choice!r} was asked for" if preferred else f"GPTLIB_DEVICE={choice} asks for it"
         return DeviceChoice(torch.device(choice), asked)
     if torch.cuda.is_available():
         return DeviceChoice(torch.device("cuda"), "a CUDA GPU is available")
     if torch.backends.mps.is_available():
-        if mps_trains_correctly():
-            return DeviceChoice(
-                torch.device("mps"),
-                f"Apple's MPS is available, and torch {torch.__version__} trains on it correctly",
-            )
-        return DeviceChoice(
-            torch.device("cpu"),
-            f"Apple's MPS is available, but torch {torch.__version__} is older than "
-            f"{_MPS_MIN_TEXT}, where training on MPS can end at wrong losses without an "
-            "error; upgrade torch, or set GPTLIB_DEVICE=mps to use it anyway",
-        )
+        return DeviceChoice(torch.device("mps"), "Apple's MPS is available")
     return DeviceChoice(torch.device("cpu"), "no CUDA GPU or Apple MPS device is available")
 
 
 def pick_device(preferred: str | None = None) -> torch.device:
-    """Return the best available device: cuda, then mps (on torch >= 2.9 only), then cpu.
+    """Return the best available device: cuda, then mps, then cpu.
 
     `preferred` (or the environment variable ``GPTLIB_DEVICE``) overrides the choice, e.g.
     ``pick_device("cpu")`` to make a notebook reproduce its stored CPU outputs on a GPU machine.

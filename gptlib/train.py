@@ -97,8 +97,8 @@ def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
     """AdamW with weight decay on matrices and embeddings (dim >= 2), none on biases and norms.
 
     Uses the fused kernel (one pass over all parameters) where this torch has one for the
-    parameters' device, else the multi-tensor `foreach` path (on the CPU before torch 2.4, for
-    example). The two round differently in the last bits, so training numbers differ slightly.
+    parameters' device, else the multi-tensor `foreach` path. The two round differently in the
+    last bits, so training numbers differ slightly.
     """
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.dim() >= 2]

@@ -345,16 +345,6 @@ def test_without_transformers_a_name_asks_for_the_extra(monkeypatch):
     assert isinstance(caught.value.__cause__, ImportError)
 
 
-def test_a_transformers_too_new_for_this_torch_names_both_versions(monkeypatch):
-    import transformers
-
-    # transformers 5 with torch 2.4 imports, but turns its PyTorch side off
-    monkeypatch.setattr(transformers.utils, "is_torch_available", lambda: False)
-    with pytest.raises(ImportError, match=r"does not work with torch .*'transformers<5'") as caught:
-        load_gpt2("gpt2")
-    assert transformers.__version__ in str(caught.value) and torch.__version__ in str(caught.value)
-
-
 def test_without_a_network_a_name_says_so(monkeypatch):
     offline = OSError(
         "We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find "
