@@ -24,6 +24,21 @@ def check_heads(d_model: int, n_heads: int) -> None:
         )
 
 
+def _integer_ids(name: str, ids: object) -> torch.Tensor:
+    """`ids` as a tensor of integers, or ValueError saying what it is instead."""
+    if not isinstance(ids, torch.Tensor):
+        raise ValueError(
+            f"{name} must be a torch.Tensor of shape [B, T], got {type(ids).__name__}; "
+            "wrap them with torch.tensor([...])"
+        )
+    if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+        raise ValueError(
+            f"{name} must hold integer token ids, got dtype {ids.dtype}; pass ids from the "
+            "tokenizer, or convert with .long()"
+        )
+    return ids
+
+
 def check_token_ids(
     idx: torch.Tensor,
     vocab_size: int,
@@ -32,23 +47,16 @@ def check_token_ids(
     targets: torch.Tensor | None = None,
     read_values: bool = False,
 ) -> None:
-    """Raise ValueError unless `idx` is an integer tensor [B, T] of ids in [0, vocab_size)
-    (at most max_len long, when given) and `targets`, when given, has the same shape.
+    """Raise ValueError unless `idx` is an integer tensor [B, T] (any integer dtype) of ids in
+    [0, vocab_size), at most max_len long when given, and `targets`, when given, an integer
+    tensor of the same shape whose entries are ids or -1, nanoGPT's mark for a position to leave
+    out of the loss.
 
     The ids' range needs their values on the host: on the CPU that is free, on an accelerator
     it would stall the device at every training step, so there it is read only when
     `read_values` (`generate`, once per call).
     """
-    if not isinstance(idx, torch.Tensor):
-        raise ValueError(
-            f"token ids must be a torch.Tensor of shape [B, T], got {type(idx).__name__}; "
-            "wrap them with torch.tensor([...])"
-        )
-    if idx.dtype.is_floating_point or idx.dtype.is_complex or idx.dtype == torch.bool:
-        raise ValueError(
-            f"token ids must be an integer tensor (torch.long), got dtype {idx.dtype}; "
-            "pass ids from the tokenizer, or convert with idx.long()"
-        )
+    _integer_ids("token ids", idx)
     if idx.dim() != 2:
         hint = " add a batch dimension with idx.unsqueeze(0)" if idx.dim() == 1 else ""
         raise ValueError(
@@ -62,30 +70,48 @@ def check_token_ids(
             f"its last {max_len} tokens (idx[:, -{max_len}:]) or build the model with a larger "
             "max_len"
         )
-    if targets is not None and targets.shape != idx.shape:
-        raise ValueError(
-            f"targets must have the same shape as idx {list(idx.shape)}, got "
-            f"{list(targets.shape)}; targets are idx shifted left by one position"
-        )
-    if read_values or idx.device.type == "cpu":
-        low, high = int(idx.min()), int(idx.max())
-        if low < 0 or high >= vocab_size:
+    if targets is not None:
+        _integer_ids("targets", targets)
+        if targets.shape != idx.shape:
             raise ValueError(
-                f"token id {low if low < 0 else high} is out of range for "
-                f"vocab_size={vocab_size} (valid ids are 0..{vocab_size - 1}); was the text "
-                "encoded with a different tokenizer?"
+                f"targets must have the same shape as idx {list(idx.shape)}, got "
+                f"{list(targets.shape)}; targets are idx shifted left by one position"
             )
+    if not (read_values or idx.device.type == "cpu"):
+        return
+    low, high = int(idx.min()), int(idx.max())
+    if low < 0 or high >= vocab_size:
+        raise ValueError(
+            f"token id {low if low < 0 else high} is out of range for vocab_size={vocab_size} "
+            f"(valid ids are 0..{vocab_size - 1}); was the text encoded with a different tokenizer?"
+        )
+    if targets is not None:
+        low, high = int(targets.min()), int(targets.max())
+        if low < -1 or high >= vocab_size:
+            raise ValueError(
+                f"target {low if low < -1 else high} is out of range for vocab_size={vocab_size}: "
+                f"a target is the id of the next token (0..{vocab_size - 1}), or -1 to leave "
+                "that position out of the loss"
+            )
+        if high == -1:
+            raise ValueError("every target is -1 (left out of the loss): nothing to average")
 
 
 def check_sampling(temperature: float, top_k: int | None) -> None:
-    """Raise ValueError for a negative temperature or a top_k below 1."""
-    if not temperature >= 0:  # also catches NaN
+    """Raise ValueError for a temperature that is negative or not finite, or a top_k below 1."""
+    if not 0 <= temperature < float("inf"):  # also catches NaN
         raise ValueError(
-            f"temperature must be >= 0, got {temperature}; use 0 for greedy decoding, values "
-            "below 1 for safer text and above 1 for more varied text"
+            f"temperature must be a finite number >= 0, got {temperature}; use 0 for greedy "
+            "decoding, values below 1 for safer text and above 1 for more varied text"
         )
     if top_k is not None:  # None: no cut-off
         check_positive_int("top_k", top_k)
+
+
+def check_dropout(p: object) -> None:
+    """Raise ValueError unless `p` is a probability of dropping, in [0, 1)."""
+    if not isinstance(p, int | float) or isinstance(p, bool) or not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout must be a number in [0, 1), got {p!r}")
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:

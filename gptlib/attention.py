@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gptlib._validate import check_dropout, check_heads, check_positive_int
+
 
 def causal_mask(
     T_q: int, *, T_k: int | None = None, device: torch.device | None = None
@@ -89,6 +91,10 @@ class CausalSelfAttention(nn.Module):
         self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0
     ) -> None:
         super().__init__()
+        check_positive_int("d_model", d_model)
+        check_positive_int("n_heads", n_heads)
+        check_heads(d_model, n_heads)
+        check_dropout(dropout)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.dropout_p = dropout  # on the attention weights, while training
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)  # W_Q, W_K, W_V fused

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib._validate import check_choice
+from gptlib._validate import check_choice, check_dropout, check_positive_int
 from gptlib.attention import CausalSelfAttention, KVCache
 
 GELUS = ("exact", "tanh")  # the MLP's GELU: x·Φ(x) with erf (05), or GPT-2's approximation (08)
@@ -34,6 +34,9 @@ class MLP(nn.Module):
         super().__init__()
         check_choice("gelu", gelu, GELUS)
         d_ff = 4 * d_model if d_ff is None else d_ff
+        check_positive_int("d_model", d_model)
+        check_positive_int("d_ff", d_ff)
+        check_dropout(dropout)
         self.up = nn.Linear(d_model, d_ff, bias=bias)
         self.down = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,7 +147,9 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}; train one with `python -m gptlib train`")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # on a foreign pickle torch warns, then refuses it
+            warnings.simplefilter("ignore")
+            payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch's unpickler, parsing bytes it does not expect
         raise _not_a_checkpoint(path, _unreadable(path, exc)) from exc
     if not isinstance(payload, dict) or set(payload) != set(KEYS):

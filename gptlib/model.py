@@ -18,6 +18,7 @@ from torch import nn
 
 from gptlib._validate import (
     check_choice,
+    check_dropout,
     check_heads,
     check_positive_int,
     check_sampling,
@@ -50,8 +51,7 @@ class GPTConfig:
             check_positive_int(name, getattr(self, name))
         check_heads(self.d_model, self.n_heads)
         check_choice("gelu", self.gelu, GELUS)
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        check_dropout(self.dropout)
 
     def __repr__(self) -> str:  # gelu only when it is not the chapter's (older outputs stand)
         shown = {k: v for k, v in asdict(self).items() if (k, v) != ("gelu", "exact")}
@@ -118,13 +118,16 @@ class GPT(nn.Module):
     def forward(
         self, idx: torch.Tensor, targets: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """idx [B, T] → (logits [B, T, V], mean cross-entropy or None); targets = idx shifted."""
+        """idx [B, T] → (logits [B, T, V], mean cross-entropy or None); targets = idx shifted,
+        -1 where a position is left out of the loss (nanoGPT's convention). Ids and targets may
+        have any integer dtype."""
         c = self.config
         check_token_ids(idx, c.vocab_size, max_len=c.max_len, targets=targets)
-        logits = self.lm_head(self.hidden_states(idx))  # [B, T, V]
+        logits = self.lm_head(self.hidden_states(idx.long()))  # [B, T, V]
         if targets is None:
             return logits, None
-        return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.long().flatten(), ignore_index=-1)
+        return logits, loss
 
     def new_caches(self, batch_size: int) -> list[KVCache]:
         """One empty KV cache per layer, with room for max_len positions."""
@@ -155,7 +158,7 @@ class GPT(nn.Module):
         check_sampling(temperature, top_k)
         check_positive_int("n_new", n_new, minimum=0)
         sampling = dict(temperature=temperature, top_k=top_k, generator=generator)
-        tokens, caches = idx, None
+        tokens, caches = idx.long(), None
         start = max(0, idx.shape[1] - c.max_len)  # the window is tokens[:, start:]
         with evaluating(self), torch.inference_mode():
             for _ in range(n_new):

@@ -17,7 +17,9 @@ def next_token_probs(
     """
     if temperature == 0:
         return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
-    logits = logits / temperature
+    # The largest logit becomes 0 before the division, so a tiny temperature sends the others
+    # to -inf (weight 0) instead of overflowing the largest to inf (and the softmax to NaN).
+    logits = (logits - logits.amax(dim=-1, keepdim=True)) / temperature
     if top_k is not None and top_k < logits.shape[-1]:
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
         logits = logits.masked_fill(logits < kth, float("-inf"))

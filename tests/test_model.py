@@ -4,8 +4,18 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
-from gptlib import GPT, GPTConfig, next_token_probs, sample_next, seed_everything
+from gptlib import (
+    GPT,
+    MLP,
+    Block,
+    CausalSelfAttention,
+    GPTConfig,
+    next_token_probs,
+    sample_next,
+    seed_everything,
+)
 from gptlib._validate import check_token_ids
 
 
@@ -64,7 +74,8 @@ def test_model_is_causal():
         ),
         (torch.tensor([[-1, 2]]), r"token id -1 is out of range"),
         (torch.zeros(5, dtype=torch.long), r"shape \[B, T\].*got shape \[5\].*unsqueeze\(0\)"),
-        (torch.zeros(1, 5), r"integer tensor \(torch.long\), got dtype torch.float32"),
+        (torch.zeros(1, 5), r"must hold integer token ids, got dtype torch.float32"),
+        (torch.zeros(1, 5, dtype=torch.bool), r"must hold integer token ids, got dtype torch.bool"),
         ([[1, 2]], r"must be a torch.Tensor"),
     ],
 )
@@ -90,7 +101,7 @@ def test_bad_config_and_targets_are_explained():
         GPTConfig(vocab_size=10, d_model=100, n_heads=3)
     with pytest.raises(ValueError, match="vocab_size must be a positive int"):
         GPTConfig(vocab_size=0)
-    with pytest.raises(ValueError, match="dropout must be in"):
+    with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\), got 1.5"):
         GPTConfig(vocab_size=10, dropout=1.5)
     model = GPT(GPTConfig(vocab_size=10, d_model=16, n_heads=2, n_layers=1))
     with pytest.raises(ValueError, match=r"targets must have the same shape as idx \[1, 4\]"):
@@ -155,8 +166,9 @@ def test_generation_with_a_prompt_longer_than_max_len():
 def test_generation_errors():
     model = _small_model()
     prompt = torch.zeros(1, 2, dtype=torch.long)
-    with pytest.raises(ValueError, match="temperature must be >= 0, got -1.*use 0 for greedy"):
-        model.generate(prompt, 3, temperature=-1.0)
+    for bad in (-1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="temperature must be a finite number >= 0.*greedy"):
+            model.generate(prompt, 3, temperature=bad)
     with pytest.raises(ValueError, match="top_k must be a positive int"):
         model.generate(prompt, 3, top_k=0)
     with pytest.raises(ValueError, match="n_new must be a non-negative int"):
@@ -194,3 +206,79 @@ def test_pytorch_init_keeps_each_modules_default():
         ValueError, match=r"init must be one of \('gpt2', 'pytorch'\), got 'xavier'"
     ):
         GPT(config, init="xavier")
+
+
+def test_every_integer_dtype_of_ids_and_targets_gives_the_same_loss():
+    seed_everything(0)
+    model = GPT(GPTConfig(vocab_size=10, d_model=16, n_heads=2, n_layers=1))
+    idx = torch.randint(10, (2, 6))
+    targets = torch.randint(10, (2, 6))
+    logits, loss = model(idx, targets)
+    for dtype in (torch.uint8, torch.int8, torch.int16, torch.int32):
+        other_logits, other_loss = model(idx.to(dtype), targets.to(dtype))
+        assert torch.equal(other_logits, logits) and torch.equal(other_loss, loss), dtype
+    assert torch.equal(model.generate(idx.to(torch.uint8), 3, temperature=0)[:, :6], idx)
+
+
+def test_a_target_of_minus_one_leaves_its_position_out_of_the_loss():
+    seed_everything(0)
+    model = GPT(GPTConfig(vocab_size=10, d_model=16, n_heads=2, n_layers=1))
+    idx, targets = torch.randint(10, (1, 6)), torch.randint(10, (1, 6))
+    logits, _ = model(idx)
+    kept = targets.clone()
+    kept[0, 2] = -1
+    expected = F.cross_entropy(logits[0, [0, 1, 3, 4, 5]], targets[0, [0, 1, 3, 4, 5]])
+    torch.testing.assert_close(model(idx, kept)[1], expected)
+
+
+@pytest.mark.parametrize(
+    ("targets", "message"),
+    [
+        (
+            torch.tensor([[1, 2, 10]]),
+            r"target 10 is out of range for vocab_size=10.*or -1",
+        ),
+        (torch.tensor([[1, -2, 3]]), r"target -2 is out of range"),
+        (torch.tensor([[1.0, 2.0, 3.0]]), r"targets must hold integer token ids, got dtype torch."),
+        (torch.full((1, 3), -1), r"every target is -1"),
+        ([[1, 2, 3]], r"targets must be a torch.Tensor"),
+    ],
+)
+def test_bad_targets_are_explained(targets, message):
+    model = GPT(GPTConfig(vocab_size=10, d_model=16, n_heads=2, n_layers=1))
+    with pytest.raises(ValueError, match=message):
+        model(torch.zeros(1, 3, dtype=torch.long), targets)
+
+
+def test_a_tiny_temperature_is_greedy_instead_of_an_error():
+    logits = torch.tensor([[1.0, 3.0, 2.0, 3.0]])
+    probs = next_token_probs(logits, temperature=1e-40)
+    assert probs.tolist() == [[0.0, 0.5, 0.0, 0.5]]  # the two largest share the mass
+    assert sample_next(logits, temperature=1e-40).item() in (1, 3)
+    model = _small_model()
+    prompt = torch.zeros(1, 2, dtype=torch.long)
+    assert torch.equal(
+        model.generate(prompt, 5, temperature=1e-40), model.generate(prompt, 5, temperature=0)
+    )
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: MLP(16, d_ff=0), "d_ff must be a positive int, got 0"),
+        (lambda: MLP(0), "d_model must be a positive int, got 0"),
+        (lambda: MLP(16, dropout=-0.1), r"dropout must be a number in \[0, 1\)"),
+        (lambda: CausalSelfAttention(10, 3), "d_model=10 is not divisible by n_heads=3"),
+        (lambda: CausalSelfAttention(16, 0), "n_heads must be a positive int, got 0"),
+        (lambda: Block(16, 5), "d_model=16 is not divisible by n_heads=5"),
+    ],
+)
+def test_bad_module_settings_are_explained(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_the_mlp_takes_another_hidden_width():
+    mlp = MLP(16, d_ff=24)
+    assert mlp.up.weight.shape == (24, 16) and mlp.down.weight.shape == (16, 24)
+    assert mlp(torch.zeros(2, 3, 16)).shape == (2, 3, 16)

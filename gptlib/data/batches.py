@@ -43,14 +43,32 @@ def _check_ids(ids: torch.Tensor) -> None:
 class BatchSampler:
     """Random windows of a token stream, drawn by a seeded generator (notebook 08).
 
-    `sample()` → x [B, T], y [B, T]. The generator's state is part of a checkpoint, so a resumed
-    run draws the same batches as an uninterrupted one.
+    `sample()` → x [B, T], y [B, T] on `device`. The generator's state is part of a checkpoint,
+    so a resumed run draws the same batches as an uninterrupted one. Without a `seed`, the seed
+    is drawn from torch's global generator: two samplers made one after the other draw different
+    batches, and `seed_everything` still makes them repeat.
     """
 
-    def __init__(self, ids: torch.Tensor, batch_size: int, block_size: int, seed: int = 0) -> None:
+    def __init__(
+        self,
+        ids: torch.Tensor,
+        batch_size: int,
+        block_size: int,
+        seed: int | None = None,
+        device: torch.device | str = "cpu",
+    ) -> None:
         _check_ids(ids)
         for name, value in (("batch_size", batch_size), ("block_size", block_size)):
             check_positive_int(name, value)
+        if seed is None:
+            seed = int(torch.randint(2**62, ()))
+        check_positive_int("seed", seed, minimum=0)
+        try:
+            self.device = torch.device(device)
+        except (RuntimeError, TypeError) as exc:
+            raise ValueError(
+                f"device must be a torch.device or a name such as 'cpu' or 'cuda', got {device!r}"
+            ) from exc
         if len(ids) < block_size + 1:
             raise ValueError(
                 f"the text has {len(ids)} tokens, too few for windows of block_size="
@@ -65,5 +83,5 @@ class BatchSampler:
         """One batch: x [B, T] and y [B, T] = the next token after each position of x."""
         n_starts = len(self.ids) - self.block_size
         starts = torch.randint(n_starts, (self.batch_size, 1), generator=self.generator)
-        windows = self.ids[starts + self._offsets]  # [B, T + 1]
+        windows = self.ids[starts + self._offsets].to(self.device)  # [B, T + 1]
         return windows[:, :-1], windows[:, 1:]

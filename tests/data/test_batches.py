@@ -52,3 +52,23 @@ def test_too_short_text_and_bad_sizes_are_explained():
         BatchSampler(torch.arange(10), 0, 2)
     with pytest.raises(ValueError, match="the token stream is empty"):
         BatchSampler(torch.zeros(0, dtype=torch.long), 2, 2)
+
+
+def test_without_a_seed_new_samplers_differ_and_seed_everything_repeats_them():
+    from gptlib import seed_everything
+
+    ids = torch.arange(1000)
+    seed_everything(0)
+    first, second = BatchSampler(ids, 4, 8).sample()[0], BatchSampler(ids, 4, 8).sample()[0]
+    assert not torch.equal(first, second)  # a sampler made per call no longer repeats its batch
+    seed_everything(0)
+    assert torch.equal(BatchSampler(ids, 4, 8).sample()[0], first)
+
+
+def test_a_bad_seed_or_device_is_named():
+    with pytest.raises(ValueError, match="seed must be a non-negative int, got 1.5"):
+        BatchSampler(torch.arange(10), 2, 2, seed=1.5)
+    with pytest.raises(ValueError, match="device must be a torch.device or a name .* got 'gpu'"):
+        BatchSampler(torch.arange(10), 2, 2, device="gpu")
+    x, y = BatchSampler(torch.arange(10), 2, 2, seed=0, device="cpu").sample()
+    assert x.device.type == y.device.type == "cpu"
