@@ -6,7 +6,6 @@ import os
 import random
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 _KNOWN_DEVICES = ("cpu", "cuda", "mps")
@@ -88,7 +87,8 @@ def describe_device(preferred: str | None = None) -> str:
 
 
 def seed_everything(seed: int) -> torch.Generator:
-    """Seed Python's, NumPy's and torch's global generators; return a fresh seeded torch.Generator.
+    """Seed Python's, NumPy's (where installed) and torch's global generators; return a fresh
+    seeded torch.Generator.
 
     One call at the top of a notebook makes its numbers repeat from run to run. The returned
     generator is for code that wants its own stream (batch sampling, generation).
@@ -96,6 +96,11 @@ def seed_everything(seed: int) -> torch.Generator:
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise ValueError(f"seed must be an int, got {seed!r} of type {type(seed).__name__}")
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    try:
+        import numpy as np  # not a requirement of gptlib's model wing; the lessons have it
+    except ImportError:
+        pass
+    else:
+        np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
     return torch.Generator().manual_seed(seed)

@@ -13,10 +13,10 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from gptlib._validate import check_positive_int
 from gptlib.data.batches import BatchSampler
@@ -283,7 +283,8 @@ class Trainer:
 
         Evaluates at the start, every `eval_interval` steps and at the end, calling
         `on_evaluate(trainer)` after each (e.g. to save a checkpoint); shows a tqdm progress bar
-        unless `progress=False` (or the environment sets TQDM_DISABLE=1).
+        unless `progress=False` (or the environment sets TQDM_DISABLE=1), where tqdm is
+        installed (the `lessons` extra has it; gptlib itself needs torch alone).
         """
         c = self.config
         stop_at = c.steps if max_steps is None else min(c.steps, self.step + max_steps)
@@ -291,7 +292,7 @@ class Trainer:
             self._record_evaluation()
             if on_evaluate is not None:
                 on_evaluate(self)
-        bar = tqdm(
+        bar = _progress_bar(
             total=c.steps,
             initial=self.step,
             unit="step",
@@ -362,3 +363,25 @@ def _fixed_batches(
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     sampler = BatchSampler(ids, config.batch_size, config.block_size, seed=seed)
     return [sampler.sample() for _ in range(config.eval_batches)]
+
+
+class _NoBar:
+    """What `run` calls on a progress bar, doing nothing (tqdm is not installed)."""
+
+    def update(self, n: int) -> None:
+        pass
+
+    def set_postfix(self, **values: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(**settings: object) -> Any:
+    """tqdm's progress bar where tqdm is installed, else one that shows nothing."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(**settings)

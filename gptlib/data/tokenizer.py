@@ -8,13 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 
-def _code_points(text: str) -> np.ndarray:
-    """Unicode code points of `text`, [N] uint32, without a Python loop."""
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+def _code_points(text: str) -> torch.Tensor:
+    """Unicode code points of `text`, [N] int32 (every code point is below 2^31), without a
+    Python loop."""
+    if not text:
+        return torch.zeros(0, dtype=torch.int32)
+    return torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32)
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,10 @@ class CharTokenizer:
             raise ValueError(f"encode takes a str, got {type(text).__name__}")
         vocab = _code_points(self.chars)
         codes = _code_points(text)
-        ids = np.searchsorted(vocab, codes).clip(max=len(vocab) - 1)
+        ids = torch.searchsorted(vocab, codes).clamp(max=len(vocab) - 1)
         unknown = vocab[ids] != codes
         if unknown.any():
-            missing = sorted(set(chr(c) for c in codes[unknown]))
+            missing = sorted(set(chr(c) for c in codes[unknown].tolist()))
             shown = ", ".join(repr(c) for c in missing[:20])
             more = f" and {len(missing) - 20} more" if len(missing) > 20 else ""
             raise ValueError(
@@ -66,7 +68,7 @@ class CharTokenizer:
                 f"{shown}{more}. Remove them from the text, or build the tokenizer from a text "
                 "that contains them"
             )
-        return torch.from_numpy(ids.astype(np.int64))
+        return ids.long()
 
     def decode(self, ids: torch.Tensor | Sequence[int]) -> str:
         """ids [N] (tensor or list of ints) → the text they stand for."""

@@ -12,3 +12,12 @@ Layered one way, each layer importing only those before it (tests/test_layering.
 All of them import the model (`gptlib.embeddings` … `gptlib.model`, `gptlib.data`,
 `gptlib.train`); the model imports nothing from here.
 """
+
+import importlib.util
+
+_MISSING = [name for name in ("matplotlib", "ipywidgets") if importlib.util.find_spec(name) is None]
+if _MISSING:
+    raise ImportError(
+        f"gptlib's lessons need {' and '.join(_MISSING)}, which gptlib itself does not: "
+        "pip install 'gptlib[lessons]' (make lab and environment.yml install it)"
+    )
