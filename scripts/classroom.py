@@ -3,22 +3,26 @@ report the class's misconceptions, and write each student's feedback.
 
     python scripts/classroom.py release                      # every notebook that has exercises
     python scripts/classroom.py release notebooks/02_*.ipynb
-    python scripts/classroom.py autograde SUBMISSION [SUBMISSION ...]
+    python scripts/classroom.py autograde SUBMISSION [SUBMISSION ...] [--jobs N]
     python scripts/classroom.py report [ASSIGNMENT ...]      # default: every graded assignment
     python scripts/classroom.py feedback [ASSIGNMENT ...]
     python scripts/classroom.py autograde --course-dir DIR ... # another course directory
 
-The tracked notebooks (solutions included) are the source. `release` copies each notebook, less
-its guard cells (the maintainers' assertions, see scripts/editions.py), into
+The tracked notebooks (solutions included) are the source. `release` copies each notebook into
 the course directory (default `classroom/`) as `source/<name>/<name>.ipynb`, one assignment per
-notebook, and runs nbgrader's generate_assignment: the student version, every solution replaced
-by `raise NotImplementedError()` and every output cleared, lands in `release/<name>/<name>.ipynb`.
+notebook, and runs nbgrader's generate_assignment, configured (classroom/nbgrader_config.py) with
+the student-edition preprocessors that also write the workbook (scripts/editions.py): the student
+version, without the solved edition's own cells (guards, committed answers), every solution
+replaced by `raise NotImplementedError()` and every output cleared, lands in
+`release/<name>/<name>.ipynb`.
 
 `autograde` takes a student's folder of notebooks (the student id is the folder name, or
 `--student`), a single notebook, or a folder of such student folders. It copies each notebook
 to `submitted/<student>/<name>/`, runs nbgrader's autograde (the check cells are restored from
 the gradebook first, so edited checks do not count) and prints each notebook's score with the
 message of every check that did not pass. Grades are kept in `<course-dir>/gradebook.db`.
+`--jobs N` grades N students at once, each in a process of its own (a notebook's kernel mostly
+keeps one core busy, so N up to the number of cores pays).
 
 `report` reads the gradebook and the autograded notebooks, whose check cells say what each
 answer was (passed, not implemented, a catalogued misconception by name, or wrong otherwise),
@@ -39,11 +43,11 @@ import shutil
 import sys
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from editions import without_guards
 
 from gptlib.lessons.checks import REGISTRY, Outcome
 from gptlib.lessons.checks.outcomes import (
@@ -129,7 +133,7 @@ def release(notebooks: list[Path], course_dir: Path = COURSE_DIR) -> list[Path]:
             name = path.stem
             source = course_dir / "source" / name / path.name
             source.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(without_guards(nbformat.read(path, as_version=4)), source)
+            shutil.copyfile(path, source)
             result = api.generate_assignment(name, force=True, create=True)
             _run(result, f"generate_assignment {name}")
             released.append(course_dir / "release" / name / path.name)
@@ -169,10 +173,16 @@ def find_submissions(paths: list[Path], student: str | None = None) -> list[tupl
     return found
 
 
-def autograde(submissions: list[tuple[str, Path]], course_dir: Path = COURSE_DIR) -> list[Score]:
-    """Autograde each (student, notebook) against its released assignment; return the scores."""
+def autograde(
+    submissions: list[tuple[str, Path]], course_dir: Path = COURSE_DIR, jobs: int = 1
+) -> list[Score]:
+    """Autograde each (student, notebook) against its released assignment; return the scores,
+    in the order of `submissions`. `jobs` students are graded at once (each in a process of its
+    own; a student's notebooks one after the other), all into the one gradebook."""
     from nbgrader.api import Gradebook
 
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive int (processes grading at once), got {jobs!r}")
     released = {p.name for p in (course_dir / "source").glob("*") if p.is_dir()}
     for _, path in submissions:
         if path.stem not in released:
@@ -180,15 +190,41 @@ def autograde(submissions: list[tuple[str, Path]], course_dir: Path = COURSE_DIR
                 f"{path.name} is not a released notebook (released: {sorted(released) or 'none'});"
                 " name submissions like the notebooks, and run `release` first"
             )
+    by_student: dict[str, list[Path]] = {}
     for student, path in submissions:
         target = course_dir / "submitted" / student / path.stem / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.resolve() != path.resolve():
             shutil.copyfile(path, target)
+        by_student.setdefault(student, []).append(path)
+    api = _api(course_dir)
+    with (
+        _nbgrader_environment(),
+        Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook,
+    ):
+        for student in by_student:  # before the processes start: none of them adds a student
+            gradebook.update_or_create_student(student)
+    work = [(course_dir, student, paths) for student, paths in by_student.items()]
+    if jobs == 1 or len(work) == 1:
+        graded = [_autograde_student(*item) for item in work]
+    else:
+        with (
+            _nbgrader_environment(),
+            ProcessPoolExecutor(jobs) as pool,
+        ):
+            graded = list(pool.map(_autograde_student, *zip(*work, strict=True)))
+    scores = {(s.student, s.notebook): s for student_scores in graded for s in student_scores}
+    return [scores[student, path.stem] for student, path in submissions]
+
+
+def _autograde_student(course_dir: Path, student: str, paths: list[Path]) -> list[Score]:
+    """Autograde one student's notebooks, one after the other (one process of `autograde`)."""
+    from nbgrader.api import Gradebook
+
     api = _api(course_dir)
     scores = []
     with _nbgrader_environment():
-        for student, path in submissions:
+        for path in paths:
             _run(api.autograde(path.stem, student, force=True, create=True), f"autograde {path}")
             with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
                 graded = gradebook.find_submission_notebook(path.stem, path.stem, student)
@@ -530,6 +566,13 @@ def main(argv: list[str] | None = None) -> int:
         help="a student's folder, a notebook, or a folder with one folder per student",
     )
     grade_cmd.add_argument("--student", help="student id (default: the folder's name)")
+    grade_cmd.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=1,
+        help="students graded at once, each in its own process (default 1; at most the cores)",
+    )
     report_cmd = commands.add_parser(
         "report", parents=[common], help="per assignment: scores and misconceptions (CSV, figure)"
     )
@@ -552,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"released {path}")
         elif args.command == "autograde":
             submissions = find_submissions(args.submissions, args.student)
-            print(format_scores(autograde(submissions, args.course_dir)))
+            print(format_scores(autograde(submissions, args.course_dir, args.jobs)))
         else:
             assignments = args.assignments or graded_assignments(args.course_dir)
             if not assignments:

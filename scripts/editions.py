@@ -6,12 +6,16 @@
 
 The solved notebooks (`notebooks/`) are the source: they hold the solutions, the stored outputs
 nbval tests, and the guard cells (tag `guard`) whose assertions protect the lesson's results.
-`build` writes one workbook per lesson 00-09 into `workbook/`: each solution region (between
-`### BEGIN SOLUTION` and `### END SOLUTION`) becomes `raise NotImplementedError()`, the guard
-cells and the nbval tags are left out, every output is cleared (predictions are unanswered and
-figures appear only when the student runs the cell), and a first code cell installs gptlib where
-it is missing (Colab). Never edit `workbook/` by hand: `tests/test_workbook.py` fails when it
-differs from what `build` writes.
+`build` writes one workbook per lesson 00-09 into `workbook/`, through the chain of notebook
+preprocessors `STUDENT_EDITION`, which nbgrader's generate_assignment also runs for the classroom
+(`classroom/nbgrader_config.py`), so the two student versions are made the same way: ours leave
+out the solved edition's own cells (guards and the course's committed answers) and its nbval
+tags and say in the prose what the workbook holds; nbgrader's `ClearSolutions` turns each
+solution region (between `### BEGIN SOLUTION` and `### END SOLUTION`) into
+`raise NotImplementedError()` and its `ClearOutput` clears every output (predictions are
+unanswered, figures appear only when the student runs the cell). The workbook then gets a first
+code cell that installs gptlib where it is missing (Colab). Never edit `workbook/` by hand:
+`tests/test_workbook.py` fails when it differs from what `build` writes.
 
 `open` is the student's side. It copies each workbook into `my-work/` (ignored by git) when it
 is not there yet, and never overwrites a copy the student has changed. When the course's
@@ -34,6 +38,7 @@ from pathlib import Path
 
 import nbformat
 import yaml
+from nbgrader.preprocessors import ClearOutput, ClearSolutions, NbGraderPreprocessor
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -48,7 +53,6 @@ ANSWER_TAG = "answer"
 SOLVED_ONLY_TAGS = {GUARD_TAG, ANSWER_TAG}
 LESSON = re.compile(r"0\d_[a-z0-9_]+\.ipynb")
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
 
 
 def lessons(folder: Path = NOTEBOOKS) -> list[Path]:
@@ -76,31 +80,9 @@ def setup_source(repo_url: str) -> str:
     return header + (
         "import importlib.util\nimport subprocess\nimport sys\n\n"
         'if importlib.util.find_spec("gptlib") is None:\n'
-        f'    package = "gptlib @ git+{repo_url}"\n'
+        f'    package = "gptlib[lessons] @ git+{repo_url}"\n'
         '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)'
     )
-
-
-def stub_solutions(source: str) -> str:
-    """Replace every solution region by the stub, indented like its BEGIN marker."""
-    out, inside = [], False
-    for line in source.split("\n"):
-        marker = line.strip()
-        if marker == BEGIN:
-            if inside:
-                raise ValueError(f"{BEGIN!r} inside a solution region:\n{source}")
-            indent = line[: len(line) - len(line.lstrip())]
-            out += [indent + s for s in STUB]
-            inside = True
-        elif marker == END:
-            if not inside:
-                raise ValueError(f"{END!r} without {BEGIN!r}:\n{source}")
-            inside = False
-        elif not inside:
-            out.append(line)
-    if inside:
-        raise ValueError(f"a solution region is not closed by {END!r}:\n{source}")
-    return "\n".join(out)
 
 
 def is_guard(cell: nbformat.NotebookNode) -> bool:
@@ -127,24 +109,41 @@ GUARD_MENTION = re.compile(r"\bthe cell (?:below |above )?asserts\b")
 GUARD_MENTION_IN_WORKBOOK = "the course's tests assert"
 
 
-def student_edition(nb: nbformat.NotebookNode, name: str, repo_url: str) -> nbformat.NotebookNode:
-    """The workbook of one solved notebook `name` (a file name such as '02_x.ipynb')."""
-    nb = without_guards(nb)
-    cells = []
-    for cell in nb.cells:
-        tags = cell.metadata.get("tags", [])
-        kept = [t for t in tags if not t.startswith("nbval")]
+class DropSolvedOnly(NbGraderPreprocessor):
+    """Leave out the cells of the solved edition only: guards and the course's committed
+    answers (`is_solved_only`)."""
+
+    def preprocess(self, nb, resources):
+        nb.cells = [cell for cell in nb.cells if not is_solved_only(cell)]
+        return nb, resources
+
+
+class StudentText(NbGraderPreprocessor):
+    """What a student edition says of itself: no nbval tags (the tests' markers), and the
+    guards' assertions credited to the course's tests, since the student edition holds none."""
+
+    def preprocess_cell(self, cell, resources, index):
+        kept = [t for t in cell.metadata.get("tags", []) if not t.startswith("nbval")]
         if kept:
             cell.metadata["tags"] = kept
         else:
             cell.metadata.pop("tags", None)
         if cell.cell_type == "markdown":
             cell.source = GUARD_MENTION.sub(GUARD_MENTION_IN_WORKBOOK, cell.source)
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-            if cell.metadata.get("nbgrader", {}).get("solution"):
-                cell.source = stub_solutions(cell.source)
-        cells.append(cell)
+        return cell, resources
+
+
+# The student edition, one preprocessor after the other; nbgrader's generate_assignment runs the
+# same ones among its own (classroom/nbgrader_config.py).
+STUDENT_EDITION = (DropSolvedOnly, StudentText, ClearSolutions, ClearOutput)
+
+
+def student_edition(nb: nbformat.NotebookNode, name: str, repo_url: str) -> nbformat.NotebookNode:
+    """The workbook of one solved notebook `name` (a file name such as '02_x.ipynb')."""
+    nb, resources = copy.deepcopy(nb), {}
+    for preprocessor in STUDENT_EDITION:
+        nb, resources = preprocessor()(nb, resources)  # as nbgrader runs them
+    cells = nb.cells
     if not cells or cells[0].cell_type != "markdown":
         raise ValueError(f"{name}: a lesson opens with its title in markdown")
     cells[0].source += (
@@ -154,7 +153,6 @@ def student_edition(nb: nbformat.NotebookNode, name: str, repo_url: str) -> nbfo
     cells.insert(1, nbformat.v4.new_code_cell(setup_source(repo_url)))
     for cell in cells:
         cell.pop("id", None)
-    nb.cells = cells
     return nb
 
 

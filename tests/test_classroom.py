@@ -41,6 +41,7 @@ REGISTERED_BEFORE_FIXTURES = frozenset(REGISTRY)
 
 
 classroom = load_script("classroom")
+editions = load_script("editions")
 COURSE_NOTEBOOKS = [
     path
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -147,8 +148,8 @@ def course(tmp_path_factory, fixture_exercises) -> Path:
 
 
 def _assignment_source(path: Path):
-    """The notebook as `release` hands it to nbgrader: without its guard cells."""
-    return classroom.without_guards(nbformat.read(path, as_version=4))
+    """The notebook as the student versions see it: without its solved-only cells."""
+    return editions.without_guards(nbformat.read(path, as_version=4))
 
 
 def _released(course_dir: Path, path: Path):
@@ -222,6 +223,18 @@ def test_student_version_has_no_solution_and_no_output(path, course):
         )
         assert student.cells[ex.check].source == source.cells[ex.check].source
         assert student.cells[ex.check].metadata["editable"] is False
+
+
+@pytest.mark.parametrize("path", _params(slow_for_course=False, course=COURSE_NOTEBOOKS)[1:])
+def test_the_classroom_version_is_the_workbook(path, course):
+    """One generator makes both student versions (scripts/editions.py's preprocessors run inside
+    nbgrader's generate_assignment): the released notebook has the workbook's cells, but for
+    the workbook's setup cell and its first cell's note. So the workbook's tests (the core path
+    alone among them, tests/test_core_path.py) hold for the classroom's version too."""
+    released = [c.source for c in _released(course, path).cells]
+    workbook = [c.source for c in nbformat.read(editions.WORKBOOK / path.name, as_version=4).cells]
+    assert workbook[0].startswith(released[0]) and "*Workbook edition:" in workbook[0]
+    assert released[1:] == workbook[2:]
 
 
 def _execute(nb, cwd: Path) -> None:
@@ -366,7 +379,7 @@ def test_a_class_is_graded_reported_and_given_feedback(tmp_path, fixture_exercis
         (tmp_path / "class" / name).mkdir(parents=True)
         nbformat.write(nb, tmp_path / "class" / name / FIXTURE_NOTEBOOK.name)
 
-    lines = run("autograde", str(tmp_path / "class")).splitlines()
+    lines = run("autograde", str(tmp_path / "class"), "--jobs", "2").splitlines()  # in parallel
 
     scores = {line.split()[0]: line.split()[2] for line in lines if not line.startswith(" ")}
     assert scores == {"ben": "0", "cat": "1", "dan": "1", "eve": "0", "fay": "0"}
@@ -426,6 +439,11 @@ def test_a_class_is_graded_reported_and_given_feedback(tmp_path, fixture_exercis
     eve = html.unescape(Path(written[3]).read_text())
     assert "softmax over the wrong axis: normalise each row (dim=-1), not each column." in eve
     assert "misconception:" not in eve  # the report names mistakes; the student reads messages
+
+
+def test_autograde_takes_a_positive_number_of_jobs(tmp_path):
+    with pytest.raises(ValueError, match="jobs must be a positive int .* got 0"):
+        classroom.autograde([], tmp_path, jobs=0)
 
 
 def test_report_and_feedback_need_graded_work(tmp_path):

@@ -138,20 +138,43 @@ def test_the_first_code_cell_sets_up_gptlib_only_where_it_is_missing(tmp_path):
         assert first_code.source == workbook.setup_source(workbook.repository_url())
         exec(compile(first_code.source, path.name, "exec"), {})  # gptlib is importable: no-op
     with_url = workbook.setup_source("https://github.com/owner/course")
-    assert '"gptlib @ git+https://github.com/owner/course"' in with_url
+    assert '"gptlib[lessons] @ git+https://github.com/owner/course"' in with_url
     assert "pip" in with_url and "check=True" in with_url
     without = workbook.setup_source("")
     assert "make lab" in without and "pip" not in without.replace("pip install -e .", "")
 
 
-def test_stubs_keep_the_markers_indentation_and_refuse_broken_regions():
+def _one_cell_lesson(source: str, solution: bool = True) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    if solution:
+        cell.metadata["nbgrader"] = {
+            "grade": False, "grade_id": "f", "locked": False, "schema_version": 3,
+            "solution": True, "task": False,
+        }  # fmt: skip
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), cell])
+
+
+def test_nbgraders_clear_solutions_makes_the_stubs_and_refuses_broken_regions():
     source = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n\nf(1)"
-    assert workbook.stub_solutions(source) == (
+    stubbed = workbook.student_edition(_one_cell_lesson(source), "00_t.ipynb", "")
+    assert stubbed.cells[2].source == (
         "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n\nf(1)"
     )
-    for broken in ("### BEGIN SOLUTION\nx = 1", "x = 1\n### END SOLUTION"):
-        with pytest.raises(ValueError, match="SOLUTION"):
-            workbook.stub_solutions(broken)
+    for broken in ("### BEGIN SOLUTION\nx = 1", "### BEGIN SOLUTION\n### BEGIN SOLUTION"):
+        with pytest.raises(RuntimeError, match="solution statement"):
+            workbook.student_edition(_one_cell_lesson(broken), "00_t.ipynb", "")
+    with pytest.raises(RuntimeError, match="Solution region detected in a non-solution cell"):
+        workbook.student_edition(_one_cell_lesson(source, solution=False), "00_t.ipynb", "")
+
+
+def test_the_student_edition_drops_guards_and_committed_answers_and_nbval_tags():
+    nb = _one_cell_lesson("x = 1", solution=False)
+    for tag in ("guard", "answer"):
+        nb.cells.append(nbformat.v4.new_code_cell(f"# {tag}", metadata={"tags": [tag]}))
+    nb.cells.append(nbformat.v4.new_code_cell("q", metadata={"tags": ["nbval-ignore-output"]}))
+    student = workbook.student_edition(nb, "00_t.ipynb", "")
+    assert [c.source for c in student.cells[2:]] == ["x = 1", "q"]
+    assert "tags" not in student.cells[-1].metadata
 
 
 def _course(tmp_path: Path) -> tuple[Path, Path]:
