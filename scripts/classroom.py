@@ -3,6 +3,7 @@ report the class's misconceptions, and write each student's feedback.
 
     python scripts/classroom.py release                      # every notebook that has exercises
     python scripts/classroom.py release notebooks/02_*.ipynb
+    python scripts/classroom.py release --graded notebooks/02_*.ipynb   # and a gptlib for students
     python scripts/classroom.py autograde SUBMISSION [SUBMISSION ...] [--jobs N]
     python scripts/classroom.py report [ASSIGNMENT ...]      # default: every graded assignment
     python scripts/classroom.py feedback [ASSIGNMENT ...]
@@ -15,6 +16,13 @@ the student-edition preprocessors that also write the workbook (scripts/editions
 version, without the solved edition's own cells (guards, committed answers), every solution
 replaced by `raise NotImplementedError()` and every output cleared, lands in
 `release/<name>/<name>.ipynb`.
+
+`release --graded` also builds `release/gptlib`, the copy of gptlib the students install for a
+graded assignment: the modules holding the exercises' references and catalogued mistakes are
+left out, and the results they give on each check's fixed inputs are recorded instead
+(`gptlib.lessons.checks.recorded`). A student's check still passes a right answer and names a
+catalogued mistake, but no reference can be printed (`show_solution` says it is switched off)
+and no reference stands in for an unfinished answer. Grading uses the full checks.
 
 `autograde` takes a student's folder of notebooks (the student id is the folder name, or
 `--student`), a single notebook, or a folder of such student folders. It copies each notebook
@@ -48,6 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import torch
 
 from gptlib.lessons.checks import REGISTRY, Outcome
 from gptlib.lessons.checks.outcomes import (
@@ -138,6 +147,43 @@ def release(notebooks: list[Path], course_dir: Path = COURSE_DIR) -> list[Path]:
             _run(result, f"generate_assignment {name}")
             released.append(course_dir / "release" / name / path.name)
     return released
+
+
+def exercises_of(notebooks: list[Path]) -> list[str]:
+    """The names of the exercises the notebooks check, in order."""
+    names = []
+    for path in notebooks:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
+                names += _CHECK_CALL.findall(cell.source)
+    return names
+
+
+def student_package(notebooks: list[Path], out: Path) -> Path:
+    """The copy of gptlib a graded assignment's students install (`pip install OUT`): without
+    the modules that hold the exercises' references and catalogued mistakes (gptlib/lessons/
+    checks/nbNN.py), with the recorded results of those exercises instead (`recorded.pt`), so
+    that the checks still name mistakes while no solution can be printed. Returns `out`."""
+    from gptlib.lessons.checks.recorded import RECORDING, record
+
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copyfile(ROOT / name, out / name)
+    checks = Path("lessons") / "checks"
+    shutil.copytree(
+        ROOT / "gptlib",
+        out / "gptlib",
+        ignore=lambda folder, names: [
+            n
+            for n in names
+            if n == "__pycache__"
+            or (Path(folder).relative_to(ROOT / "gptlib") == checks and re.fullmatch(r"nb\d+.*", n))
+        ],
+    )
+    torch.save(record(exercises_of(notebooks)), out / "gptlib" / checks / RECORDING.name)
+    return out
 
 
 def find_submissions(paths: list[Path], student: str | None = None) -> list[tuple[str, Path]]:
@@ -556,6 +602,12 @@ def main(argv: list[str] | None = None) -> int:
     release_cmd.add_argument(
         "notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb with exercises"
     )
+    release_cmd.add_argument(
+        "--graded",
+        action="store_true",
+        help="also build <course-dir>/release/gptlib, the copy of gptlib without the reference "
+        "solutions that the students install for a graded assignment",
+    )
     grade_cmd = commands.add_parser(
         "autograde", parents=[common], help="grade submissions and print the scores"
     )
@@ -593,6 +645,9 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"no notebook in {NOTEBOOKS} holds nbgrader exercises")
             for path in release(notebooks, args.course_dir):
                 print(f"released {path}")
+            if args.graded:
+                package = student_package(notebooks, args.course_dir / "release" / "gptlib")
+                print(f"built {package}: pip install it where the students work")
         elif args.command == "autograde":
             submissions = find_submissions(args.submissions, args.student)
             print(format_scores(autograde(submissions, args.course_dir, args.jobs)))

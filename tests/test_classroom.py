@@ -18,6 +18,8 @@ import csv
 import html
 import importlib
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -533,3 +535,42 @@ def test_autograde_the_capstone_right_and_with_a_model_missing_its_final_norm(tm
     message = " ".join(mistake.message.split())
     assert (ben.score, ben.max_score) == (5, 7)
     assert ben.failures == (f"nb07-gpt-check: gpt: {message} (misconception: no-final-layernorm)",)
+
+
+def test_a_graded_release_gives_students_checks_without_solutions(tmp_path):
+    """The students' gptlib of a graded release (notebook 02): no module holding a reference or a
+    mistake, show_solution switched off, and still a right answer passes and a catalogued
+    mistake is named, from recorded results alone."""
+    nb02 = ROOT / "notebooks" / "02_scaled_dot_product_attention.ipynb"
+    package = classroom.student_package([nb02], tmp_path / "gptlib-student")
+    checks = package / "gptlib" / "lessons" / "checks"
+    assert not list(checks.glob("nb*.py")) and (checks / "recorded.pt").is_file()
+    script = """
+import inspect, io, contextlib, torch
+import gptlib.lessons.checks as checks
+from gptlib.lessons.checks import REGISTRY, CheckError, show_solution, verify
+assert checks.__file__.startswith(PACKAGE), checks.__file__
+assert sorted(REGISTRY) == ["attention", "softmax-rows"], sorted(REGISTRY)
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    show_solution("softmax-rows")
+print(out.getvalue().strip())
+try:
+    import gptlib.lessons.checks.nb02
+except ImportError:
+    print("no nb02")
+print(verify("softmax-rows", lambda s: torch.softmax(s, dim=-1)))
+try:
+    verify("softmax-rows", lambda s: torch.softmax(s, dim=0))
+except CheckError as e:
+    print("named", e.mistake)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", f"PACKAGE = {str(package)!r}\n" + script],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(package)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("show_solution is switched off for this assignment")
+    assert lines[1:] == ["no nb02", "3", "named columns"]

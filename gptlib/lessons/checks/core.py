@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,10 @@ STUB_ADVICE = (
 )
 # Marks the reference that stands in for a student's unfinished answer (see `in_notebook`).
 STAND_IN_MARK = "__gptlib_stand_in_for__"
+SWITCHED_OFF = (
+    "show_solution is switched off for this assignment: it is graded, and this copy of gptlib "
+    "holds no reference solutions (your instructor has them)."
+)
 
 
 class CheckError(AssertionError):
@@ -114,6 +118,7 @@ class Exercise:
     returns: tuple[str, ...] = ()
     stand_in: Callable[..., Any] | None = None
     adapt: Callable[[Any], Callable[..., Any]] | None = None
+    has_solution: bool = True  # False in a graded release, whose gptlib holds no references
 
     def inputs(self) -> Sequence[tuple]:
         return self.make_inputs(torch.Generator().manual_seed(self.seed))
@@ -121,6 +126,32 @@ class Exercise:
     def as_function(self, answer: Any) -> Callable[..., Any]:
         """The answer as a function of the inputs (through `adapt` when there is one)."""
         return answer if self.adapt is None else self.adapt(answer)
+
+    def expected(self, case: int, args: tuple) -> Any:
+        """What a right answer returns on input number `case`, `args`."""
+        return self.as_function(self.reference)(*_fresh(args))
+
+    def mistake_results(self, case: int, args: tuple) -> Iterator[tuple[Mistake, Result]]:
+        """What each catalogued mistake does on input number `case`, `args`."""
+        for mistake in self.mistakes:
+            yield mistake, result_of(self.as_function(mistake.implementation), args)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a function did with an input: `returned` a value, or raised `error` (its type's name
+    and message), as a recorded check compares them."""
+
+    returned: Any = None
+    error: tuple[str, str] | None = None
+
+
+def result_of(fn: Callable[..., Any], args: tuple) -> Result:
+    """Run `fn` on fresh copies of `args`; what it returned or raised."""
+    try:
+        return Result(returned=fn(*_fresh(args)))
+    except Exception as exc:  # a mistake that raises is recorded as its error
+        return Result(error=(type(exc).__name__, str(exc)))
 
 
 REGISTRY: dict[str, Exercise] = {}
@@ -142,26 +173,23 @@ def exercise_named(name: str) -> Exercise:
     return REGISTRY[name]
 
 
-def _matching_mistake(exercise: Exercise, got: Any, args: tuple) -> Mistake | None:
-    for mistake in exercise.mistakes:
-        try:
-            wrong = exercise.as_function(mistake.implementation)(*_fresh(args))
-        except Exception:  # a mistake that cannot run on these inputs cannot be the match
-            continue
-        if outputs_match(got, wrong, exercise.atol, exercise.rtol):
+def _matching_mistake(exercise: Exercise, got: Any, case: int, args: tuple) -> Mistake | None:
+    for mistake, result in exercise.mistake_results(case, args):
+        if result.error is None and outputs_match(
+            got, result.returned, exercise.atol, exercise.rtol
+        ):
             return mistake
     return None
 
 
-def _mistake_raising(exercise: Exercise, error: Exception, args: tuple) -> Mistake | None:
+def _mistake_raising(
+    exercise: Exercise, error: Exception, case: int, args: tuple
+) -> Mistake | None:
     """The first catalogued mistake that raises the same error (type and message) on `args`:
     some mistakes show as an error, such as reading past the positions a model knows."""
-    for mistake in exercise.mistakes:
-        try:
-            exercise.as_function(mistake.implementation)(*_fresh(args))
-        except Exception as exc:
-            if type(exc) is type(error) and str(exc) == str(error):
-                return mistake
+    for mistake, result in exercise.mistake_results(case, args):
+        if result.error == (type(error).__name__, str(error)):
+            return mistake
     return None
 
 
@@ -180,7 +208,7 @@ def next_hint(exercise: Exercise) -> str:
         return ""
     shown = min(tries, len(hints) - 1)
     text = f" Hint {shown + 1} of {len(hints)}: {hints[shown]}"
-    if tries >= len(hints) - 1:
+    if tries >= len(hints) - 1 and exercise.has_solution:
         text += (
             " Still stuck? `from gptlib.lessons.checks import show_solution`, then "
             f"`show_solution({exercise.name!r})` prints the reference solution."
@@ -214,13 +242,15 @@ def solution_source(name: str) -> str:
     """The reference solution of exercise `name` as source code, under a heading saying what it
     is (`in_notebook.show_solution` prints it): never part of a check's message."""
     exercise = exercise_named(name)
+    if not exercise.has_solution:
+        return SWITCHED_OFF
     source = textwrap.dedent(inspect.getsource(exercise.reference))
     where = inspect.getsourcefile(exercise.reference)
     return f"# The reference solution of exercise {name!r} ({Path(where).name}):\n{source}"
 
 
-def _fail(exercise: Exercise, got: Any, args: tuple, what: str) -> None:
-    mistake = _matching_mistake(exercise, got, args)
+def _fail(exercise: Exercise, got: Any, case: int, args: tuple, what: str) -> None:
+    mistake = _matching_mistake(exercise, got, case, args)
     if mistake is not None:
         raise mistake_error(exercise, mistake)
     raise CheckError(exercise.name, f"{what}.{next_hint(exercise)}")
@@ -242,8 +272,8 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
             "Run the cell that defines yours, then run this check again.",
         )
     cases = exercise.inputs()
-    answer, reference = exercise.as_function(student_fn), exercise.as_function(exercise.reference)
-    for args in cases:
+    answer = exercise.as_function(student_fn)
+    for case, args in enumerate(cases):
         try:
             got = answer(*_fresh(args))
         except NotImplementedError:
@@ -251,23 +281,24 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
         except CheckError:  # `adapt` found a structural mistake and said which
             raise
         except Exception as exc:
-            mistake = _mistake_raising(exercise, exc, args)
+            mistake = _mistake_raising(exercise, exc, case, args)
             if mistake is not None:
                 raise mistake_error(exercise, mistake) from exc
             answer_name = getattr(student_fn, "__name__", "function")
             raise CheckError(name, explain_error(exc, answer_name)) from exc
-        expected = reference(*_fresh(args))
+        expected = exercise.expected(case, args)
         problem = shape_problem(got, expected, exercise.returns)
         if problem:
-            _fail(exercise, got, args, problem)
+            _fail(exercise, got, case, args, problem)
         for prop in exercise.properties:
             problem = prop.test(got, *_fresh(args))
             if problem:
-                _fail(exercise, got, args, f"{prop.name}: {problem}")
+                _fail(exercise, got, case, args, f"{prop.name}: {problem}")
         if not outputs_match(got, expected, exercise.atol, exercise.rtol):
             _fail(
                 exercise,
                 got,
+                case,
                 args,
                 difference(got, expected, exercise.atol, exercise.rtol, exercise.returns),
             )

@@ -74,12 +74,14 @@ def check(
     sys.stdout.flush()
     sys.stderr.write(not_yet_text(error))
     sys.stderr.flush()
-    _show_notice(exercise.name, _stand_in(exercise, student_fn, namespace), outcome_of(error))
+    names = _stand_in(exercise, student_fn, namespace)
+    _show_notice(exercise.name, names, outcome_of(error), graded=not exercise.has_solution)
 
 
 def show_solution(name: str) -> None:
     """Print the reference solution of exercise `name`: the deliberate, separate step a student
-    takes to see an answer (a check's hints never contain its code)."""
+    takes to see an answer (a check's hints never contain its code). In a graded release it
+    says that it is switched off."""
     print(solution_source(name))
 
 
@@ -109,7 +111,10 @@ def make_stand_in(exercise: Exercise, name: str) -> Callable[..., Any]:
 def _stand_in(
     exercise: Exercise, student_fn: Any, namespace: MutableMapping[str, Any]
 ) -> list[str]:
-    """Rebind every name bound to `student_fn` to a stand-in; return those names."""
+    """Rebind every name bound to `student_fn` to a stand-in; return those names (none in a
+    graded release, which has no reference to stand in)."""
+    if not exercise.has_solution:
+        return []
     own = getattr(student_fn, "__name__", None)
     names = sorted(
         (key for key, value in namespace.items() if value is student_fn),
@@ -123,7 +128,7 @@ def _stand_in(
     return names
 
 
-def _show_notice(exercise: str, names: list[str], outcome: Outcome) -> None:
+def _show_notice(exercise: str, names: list[str], outcome: Outcome, graded: bool = False) -> None:
     title = f"Not yet: {exercise}"
     if names:
         shown = f"`{names[0]}`"
@@ -131,6 +136,11 @@ def _show_notice(exercise: str, names: list[str], outcome: Outcome) -> None:
             f"The reference {shown} stands in for yours below, so the rest of the notebook "
             "runs; autograding counts this exercise as not passed. When you have fixed your "
             f"{shown}, run its cell, then this check again."
+        )
+    elif graded:
+        text = (
+            "In this graded assignment nothing stands in for your answer, so the cells that use "
+            "it may fail until its check passes."
         )
     else:
         text = (
