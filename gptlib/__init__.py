@@ -1,21 +1,30 @@
 """gptlib: the small, tested library behind the Transformer notebooks.
 
-The model wing, in the order the notebooks build it: `embeddings` (01), `attention` (02–04),
-`blocks` (05–06), `model` with generation (07), then `data`, `train` and `checkpoint` (08) and
-the command line (`python -m gptlib`); `pretrained` loads GPT-2's weights from Hugging Face
-transformers (08, the optional extra `gptlib[gpt2]`); `hooks` looks inside a model, `device`
-picks where it runs. The lesson wing, `gptlib.lessons`, holds the notebooks' experiments (the
-lesson variants of the model among them), figures, widgets, exercise checks and answers; it
-imports the model, never the other way round.
+The model wing: `model`, the GPT in one file in the order the notebooks build it (positions
+01, attention 02–04, MLP and block 05–06, the GPT with generation 07–08), then `data`, `train`
+and `checkpoint` (08) and the command line (`python -m gptlib`); `pretrained` loads GPT-2's
+weights from Hugging Face transformers (08, the optional extra `gptlib[gpt2]`); `hooks` looks
+inside a model, `device` picks where it runs. The lesson wing, `gptlib.lessons`, holds the
+notebooks' experiments (the lesson variants of the model among them), figures, widgets,
+exercise checks and answers; it imports the model, never the other way round.
 """
 
-from gptlib.attention import CausalSelfAttention, KVCache, attention_with_weights, causal_mask
-from gptlib.blocks import MLP, Block, layer_norm
 from gptlib.device import describe_device, pick_device, seed_everything
-from gptlib.embeddings import sinusoidal_positions
 from gptlib.hooks import capture_inputs, capture_outputs, evaluating
-from gptlib.model import GPT, GPTConfig
-from gptlib.sampling import next_token_probs, sample_next
+from gptlib.model import (
+    GPT,
+    MLP,
+    Block,
+    CausalSelfAttention,
+    GPTConfig,
+    KVCache,
+    attention_with_weights,
+    causal_mask,
+    layer_norm,
+    next_token_probs,
+    sample_next,
+    sinusoidal_positions,
+)
 
 __version__ = "0.1.0"
 

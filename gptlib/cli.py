@@ -23,14 +23,13 @@ from collections.abc import Sequence
 
 import torch
 
-from gptlib._validate import check_positive_int
 from gptlib.checkpoint import load_checkpoint, save_checkpoint
 from gptlib.data.batches import train_val_split
 from gptlib.data.corpora import default_corpus, load_corpus
 from gptlib.data.tokenizer import CharTokenizer
 from gptlib.device import fast_precision, pick_device, seed_everything
 from gptlib.distributed import World, join_from_environment, leave
-from gptlib.model import GPT, INITS, GPTConfig
+from gptlib.model import GPT, INITS, GPTConfig, check_positive_int
 from gptlib.train import PRECISIONS, NonFiniteLossError, TrainConfig, Trainer
 
 # The command's defaults: the chapter's architecture at the shape and schedule that reach the

@@ -1,10 +1,19 @@
-"""The GPT: embeddings, a stack of blocks, a final norm, the unembedding, and generation.
+"""The GPT in one file, in the order the notebooks build it.
 
-Built step by step in notebook 07; trained and sampled in notebook 08.
-idx [B, T] → x [B, T, d] → L × Block → LN → lm_head → logits [B, T, V].
-Its parameter names are the chapter's (with `lm_head` for the chapter's `head`): tok_emb,
-pos_emb, blocks.{i}.ln1 / attn.qkv / attn.proj / ln2 / mlp.up / mlp.down, ln_f, lm_head. So a
-model written like the chapter's and this one load each other's `state_dict()` as they are.
+    idx [B, T] → tok_emb + pos_emb → L × Block → ln_f → lm_head → logits [B, T, V]
+
+1. positions by formula, the original Transformer's sinusoids (notebook 01);
+2. attention: the causal mask (03), softmax(q kᵀ / √d_k) v written out (02), the KV cache and
+   multi-head causal self-attention (04), which calls torch's fused kernel, or the written-out
+   softmax with `fused=False`;
+3. the MLP (05), LayerNorm written out and the Pre-LN block (06);
+4. the config and the GPT (07), with `generate`, temperature and top-k (08);
+5. the checks at the model's edges, whose ValueErrors say what was wrong and what to do.
+
+Shapes: B batch, T positions (T_k keys), d model width, h heads, d_h = d / h, V vocabulary.
+Parameter names are the chapter's (with `lm_head` for its `head`): tok_emb, pos_emb,
+blocks.{i}.ln1 / attn.qkv / attn.proj / ln2 / mlp.up / mlp.down, ln_f, lm_head, so a model
+written like the chapter's and this one load each other's `state_dict()` as they are.
 """
 
 from __future__ import annotations
@@ -16,18 +25,197 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib._validate import (
-    check_choice,
-    check_dropout,
-    check_heads,
-    check_positive_int,
-    check_sampling,
-    check_token_ids,
-)
-from gptlib.attention import KVCache
-from gptlib.blocks import GELUS, Block
-from gptlib.hooks import evaluating
-from gptlib.sampling import sample_next
+# --- 1. Positions written by formula (notebook 01) --------------------------------------------
+
+
+def sinusoidal_positions(T: int, d: int, base: float = 10000.0) -> torch.Tensor:
+    """The original Transformer's fixed position vectors, [T, d]. Column pair (2i, 2i+1) holds
+    sin and cos of pos / base^(2i/d); an odd d ends on a sine. (The GPT learns its positions:
+    `pos_emb`, an `nn.Embedding(max_len, d)`.)"""
+    pos = torch.arange(T, dtype=torch.float32)[:, None]  # [T, 1]
+    inv_freq = torch.exp(-math.log(base) * torch.arange(0, d, 2, dtype=torch.float32) / d)
+    angles = pos * inv_freq  # [T, ⌈d/2⌉]
+    out = torch.empty(T, d)
+    out[:, 0::2] = torch.sin(angles)
+    out[:, 1::2] = torch.cos(angles[:, : d // 2])
+    return out
+
+
+# --- 2. Attention (notebooks 02-04) -----------------------------------------------------------
+
+
+def causal_mask(
+    T_q: int, *, T_k: int | None = None, device: torch.device | None = None
+) -> torch.Tensor:
+    """Boolean mask [T_q, T_k], True where query i may attend to key j (notebook 03). True means
+    allowed, as in `F.scaled_dot_product_attention` (the chapter marks the blocked scores). The
+    queries are the last T_q of T_k positions: the lower triangle when T_q == T_k, a band
+    shifted right after T_k − T_q cached positions."""
+    T_k = T_q if T_k is None else T_k
+    return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(diagonal=T_k - T_q)
+
+
+def attention_with_weights(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    mask: torch.Tensor | None = None,
+    scaled: bool = True,
+    dropout_p: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(q kᵀ / √d_k) v written out (notebook 02): q [..., T_q, d_k], k [..., T_k, d_k],
+    v [..., T_k, d_v] → (output [..., T_q, d_v], weights [..., T_q, T_k]). Where the boolean
+    mask is False the score is −∞ and the weight exactly 0; `scaled=False` skips the √d_k;
+    `dropout_p` drops weights before they mix the values."""
+    scores = q @ k.transpose(-2, -1)  # [..., T_q, T_k]
+    if scaled:
+        scores = scores / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    mixing = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
+    return mixing @ v, weights
+
+
+@dataclass
+class KVCache:
+    """One attention layer's keys and values, kept between generation steps (notebook 08):
+    k, v preallocated [B, h, max_len, d_h], of which the first `filled` positions hold data."""
+
+    k: torch.Tensor
+    v: torch.Tensor
+    filled: int = 0
+
+    @classmethod
+    def empty(cls, shape: tuple[int, ...], *, device: torch.device, dtype: torch.dtype) -> KVCache:
+        k = torch.empty(shape, device=device, dtype=dtype)
+        return cls(k, torch.empty_like(k))
+
+    def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Store new k, v [B, h, T_new, d_h]; return all keys and values so far [B, h, T_k, d_h]."""
+        start, self.filled = self.filled, self.filled + k.shape[-2]
+        self.k[:, :, start : self.filled] = k
+        self.v[:, :, start : self.filled] = v
+        return self.k[:, :, : self.filled], self.v[:, :, : self.filled]
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention with a fused qkv projection (notebook 04):
+    x [B, T, d] → qkv [B, T, 3d] → q, k, v [B, h, T, d_h] → attend → [B, T, d] → W_O.
+
+    `attend` calls torch's fused kernel (FlashAttention-style on a GPU), or, with
+    `fused=False`, the softmax written out: the same numbers up to rounding.
+    """
+
+    def __init__(
+        self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0,
+        fused: bool = True,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        check_heads(d_model, n_heads)
+        check_dropout(dropout)
+        self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
+        self.dropout_p, self.fused = dropout, fused  # dropout_p: on the weights, in training
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)  # W_Q, W_K, W_V fused
+        self.proj = nn.Linear(d_model, d_model, bias=bias)  # W_O
+        self.dropout = nn.Dropout(dropout)  # on the output
+
+    def split_heads(self, t: torch.Tensor) -> torch.Tensor:
+        """[B, T, d] → [B, h, T, d_h]: view the last axis as (h, d_h), then move heads forward."""
+        B, T, _ = t.shape
+        return t.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+
+    @staticmethod
+    def merge_heads(t: torch.Tensor) -> torch.Tensor:
+        """[B, h, T, d_h] → [B, T, d]: the inverse of `split_heads`."""
+        B, h, T, d_h = t.shape
+        return t.transpose(1, 2).reshape(B, T, h * d_h)
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """x [B, T, d] → y [B, T, d]; with a `cache`, x holds only the new positions."""
+        q, k, v = (self.split_heads(t) for t in self.qkv(x).split(self.d_model, dim=-1))
+        if cache is not None:
+            k, v = cache.append(k, v)  # [B, h, T_k, d_h]: the cached positions, then these
+        return self.dropout(self.proj(self.merge_heads(self.attend(q, k, v))))
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """q [B, h, T, d_h], k and v [B, h, T_k, d_h] → [B, h, T, d_h]: each query mixes the
+        values of its own and earlier positions (after T_k − T cached ones: a shifted band)."""
+        T, T_k = q.shape[-2], k.shape[-2]
+        p = self.dropout_p if self.training else 0.0
+        if not self.fused:
+            mask = causal_mask(T, T_k=T_k, device=q.device)
+            return attention_with_weights(q, k, v, mask=mask, dropout_p=p)[0]
+        if T == T_k:  # the full triangle: the kernel's fast path
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+        mask = None if T == 1 else causal_mask(T, T_k=T_k, device=q.device)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+
+
+# --- 3. The MLP, LayerNorm and the block (notebooks 05-06) ------------------------------------
+
+GELUS = ("exact", "tanh")  # the MLP's GELU: x·Φ(x) with erf (05), or GPT-2's approximation (08)
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward network d → d_ff (default 4d) → d with GELU (notebook 05):
+    8d² weights at d_ff = 4d, twice attention's 4d². [B, T, d] → [B, T, d]. `gelu` "tanh" is
+    GPT-2's 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), within 4.7e-4 of the exact one."""
+
+    def __init__(
+        self, d_model: int, *, d_ff: int | None = None, bias: bool = True, dropout: float = 0.0,
+        gelu: str = "exact",
+    ) -> None:  # fmt: skip
+        super().__init__()
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        check_positive_int("d_model", d_model)
+        check_positive_int("d_ff", d_ff)
+        check_dropout(dropout)
+        check_choice("gelu", gelu, GELUS)
+        self.up = nn.Linear(d_model, d_ff, bias=bias)
+        self.down = nn.Linear(d_ff, d_model, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+        self.approximate = "none" if gelu == "exact" else "tanh"  # F.gelu's name for each
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.down(F.gelu(self.up(x), approximate=self.approximate)))
+
+
+def layer_norm(
+    x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float = 1e-5
+) -> torch.Tensor:
+    """LayerNorm written out over the last axis, γ ⊙ (x − μ) / √(σ² + ε) + β (notebook 06), with
+    the biased variance and ε inside the root, as `nn.LayerNorm` (which the model uses, one
+    fused pass). x [..., d]; γ and β [d] or None."""
+    mean = x.mean(dim=-1, keepdim=True)
+    var = (x - mean).pow(2).mean(dim=-1, keepdim=True)
+    y = (x - mean) / torch.sqrt(var + eps)
+    y = y if weight is None else y * weight
+    return y if bias is None else y + bias
+
+
+class Block(nn.Module):
+    """One Pre-LN block, as GPT-2's (notebook 06): x ← x + attn(ln1(x)), then
+    x ← x + mlp(ln2(x)), so the residual path is a clean sum. [B, T, d] → [B, T, d].
+    (Post-LN and blocks without skips are lessons: `gptlib.lessons.experiments.variants`.)"""
+
+    def __init__(
+        self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0,
+        gelu: str = "exact",
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d_model, bias=bias)
+        self.attn = CausalSelfAttention(d_model, n_heads, bias=bias, dropout=dropout)
+        self.ln2 = nn.LayerNorm(d_model, bias=bias)
+        self.mlp = MLP(d_model, bias=bias, dropout=dropout, gelu=gelu)
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x), cache)  # tokens exchange information
+        return x + self.mlp(self.ln2(x))  # each token computes on its own
+
+
+# --- 4. The GPT (notebooks 07-08) -------------------------------------------------------------
 
 INITS = ("gpt2", "pytorch")
 
@@ -64,11 +252,10 @@ class GPTConfig:
 class GPT(nn.Module):
     """A decoder-only Transformer in the style of GPT-2 (notebooks 07 and 08).
 
-    With init="gpt2" (the default) weights start as in GPT-2: normal with std 0.02, the
-    projections that write into the residual stream scaled by 1/√(2L); `embedding_std` sets the
-    std of the embedding tables. init="pytorch" keeps each module's own default, as the
-    chapter's code gets them (embeddings N(0, 1), Linear uniform within ±1/√fan_in): that
-    memorises a short text sooner (notebook 07) and learns faster in a 60-s run (`gptlib train`).
+    init="gpt2" (the default) starts the weights as GPT-2's: normal with std 0.02 (the
+    embeddings `embedding_std`), the projections that write into the residual stream scaled by
+    1/√(2L). init="pytorch" keeps each module's own default, as the chapter's code gets them
+    (embeddings N(0, 1), Linear uniform within ±1/√fan_in).
     """
 
     def __init__(
@@ -87,19 +274,16 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(c.d_model, bias=c.bias)  # Pre-LN leaves the stream unnormalised
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)  # unembedding W_U: d → V
         if init == "gpt2":
-            self._init_like_gpt2(embedding_std)
+            for name, p in self.named_parameters():  # norms keep γ = 1, β = 0
+                if name.endswith("bias"):
+                    nn.init.zeros_(p)
+                elif p.dim() == 2:
+                    std = embedding_std if "emb" in name else 0.02
+                    if name.endswith(("attn.proj.weight", "mlp.down.weight")):  # into the stream
+                        std /= math.sqrt(2 * c.n_layers)
+                    nn.init.normal_(p, mean=0.0, std=std)
         if c.tie_weights:
             self.lm_head.weight = self.tok_emb.weight  # W_U = Eᵀ
-
-    def _init_like_gpt2(self, embedding_std: float) -> None:
-        for name, p in self.named_parameters():  # norms keep γ=1, β=0
-            if name.endswith("bias"):
-                nn.init.zeros_(p)
-            elif p.dim() == 2:
-                std = embedding_std if "emb" in name else 0.02
-                if name.endswith(("attn.proj.weight", "mlp.down.weight")):  # write to the stream
-                    std /= math.sqrt(2 * self.config.n_layers)
-                nn.init.normal_(p, mean=0.0, std=std)
 
     def num_parameters(self) -> int:
         """Number of distinct trainable parameters (a tied matrix counts once)."""
@@ -118,11 +302,10 @@ class GPT(nn.Module):
     def forward(
         self, idx: torch.Tensor, targets: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """idx [B, T] → (logits [B, T, V], mean cross-entropy or None); targets = idx shifted,
-        -1 where a position is left out of the loss (nanoGPT's convention). Ids and targets may
-        have any integer dtype."""
-        c = self.config
-        check_token_ids(idx, c.vocab_size, max_len=c.max_len, targets=targets)
+        """idx [B, T] → (logits [B, T, V], mean cross-entropy or None). targets [B, T] is idx
+        shifted left, -1 where a position is left out of the loss (nanoGPT's convention); ids
+        and targets may have any integer dtype."""
+        check_token_ids(idx, self.config.vocab_size, max_len=self.config.max_len, targets=targets)
         logits = self.lm_head(self.hidden_states(idx.long()))  # [B, T, V]
         if targets is None:
             return logits, None
@@ -137,30 +320,28 @@ class GPT(nn.Module):
 
     @torch.no_grad()
     def generate(
-        self,
-        idx: torch.Tensor,
-        n_new: int,
-        *,
-        temperature: float = 1.0,
-        top_k: int | None = None,
-        generator: torch.Generator | None = None,
+        self, idx: torch.Tensor, n_new: int, *, temperature: float = 1.0,
+        top_k: int | None = None, generator: torch.Generator | None = None,
         use_cache: bool = True,
-    ) -> torch.Tensor:
+    ) -> torch.Tensor:  # fmt: skip
         """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebooks 07, 08).
 
         temperature=0 is greedy; top_k keeps the k likeliest tokens. The model reads at most
-        max_len tokens; a full window slides forward to keep the last max_len // 2 (positions
-        restart at 0). `use_cache` keeps each layer's keys and values, so a step feeds only the
-        new token through the blocks; without it every step recomputes the window. Same tokens.
+        max_len tokens: a full window slides forward to keep the last max_len // 2, whose
+        positions restart at 0 (the chapter's loop slides by one token and recomputes; once the
+        window is full, the two read different windows and may write different text).
+        `use_cache` keeps each layer's keys and values, so a step feeds only the new token
+        through the blocks; without it every step recomputes the window, to the same tokens.
         """
         c = self.config
         check_token_ids(idx, c.vocab_size, read_values=True)
         check_sampling(temperature, top_k)
         check_positive_int("n_new", n_new, minimum=0)
         sampling = dict(temperature=temperature, top_k=top_k, generator=generator)
-        tokens, caches = idx.long(), None
+        tokens, caches, was_training = idx.long(), None, self.training
         start = max(0, idx.shape[1] - c.max_len)  # the window is tokens[:, start:]
-        with evaluating(self), torch.inference_mode():
+        self.eval()
+        try:
             for _ in range(n_new):
                 if tokens.shape[1] - start > c.max_len:  # full: slide, refill the caches
                     start, caches = tokens.shape[1] - max(1, c.max_len // 2), None
@@ -173,4 +354,133 @@ class GPT(nn.Module):
                     h = self.hidden_states(tokens[:, -1:], start=caches[0].filled, caches=caches)
                 next_id = sample_next(self.lm_head(h[:, -1]), **sampling)  # [B, V] → [B, 1]
                 tokens = torch.cat([tokens, next_id], dim=1)
-        return tokens.clone()  # made in inference mode; a clone is an ordinary tensor
+        finally:
+            self.train(was_training)
+        return tokens
+
+
+def next_token_probs(
+    logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None
+) -> torch.Tensor:
+    """Logits [B, V] → probabilities [B, V] after temperature and top-k (notebook 08): dividing
+    by a temperature below 1 sharpens, above 1 flattens; top-k keeps the k likeliest (k ≥ V
+    keeps all); temperature 0 puts all the mass on the arg-max."""
+    if temperature == 0:
+        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
+    # The largest logit becomes 0 first, so a tiny temperature sends the others to −∞ (weight
+    # 0) instead of overflowing the largest to ∞ (and the softmax to NaN).
+    logits = (logits - logits.amax(dim=-1, keepdim=True)) / temperature
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    return torch.softmax(logits, dim=-1)
+
+
+def sample_next(
+    logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:  # fmt: skip
+    """Logits [B, V] → next token ids [B, 1], sampled (the arg-max when temperature == 0)."""
+    if temperature == 0:
+        return logits.argmax(-1, keepdim=True)
+    probs = next_token_probs(logits, temperature=temperature, top_k=top_k)
+    return torch.multinomial(probs, 1, generator=generator)
+
+
+# --- 5. Checks at the edges: what was wrong, and what to do -----------------------------------
+
+
+def check_positive_int(name: str, value: object, minimum: int = 1) -> None:
+    """ValueError unless `value` is an int (not a bool) of at least `minimum`."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        kind = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
+        raise ValueError(f"{name} must be {kind}, got {value!r}")
+
+
+def check_heads(d_model: int, n_heads: int) -> None:
+    """ValueError unless both are positive ints and n_heads divides d_model."""
+    check_positive_int("d_model", d_model)
+    check_positive_int("n_heads", n_heads)
+    if d_model % n_heads:
+        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
+        raise ValueError(
+            f"d_model={d_model} is not divisible by n_heads={n_heads}: each head gets "
+            f"d_model / n_heads features. Choose n_heads from {divisors}"
+        )
+
+
+def check_dropout(p: object) -> None:
+    """ValueError unless `p` is a probability of dropping, in [0, 1)."""
+    if not isinstance(p, int | float) or isinstance(p, bool) or not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout must be a number in [0, 1), got {p!r}")
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    """ValueError unless `value` is one of `choices`, naming the value and the choices."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
+def check_sampling(temperature: float, top_k: int | None) -> None:
+    """ValueError for a temperature that is negative or not finite, or a top_k below 1."""
+    if not 0 <= temperature < float("inf"):  # also catches NaN
+        raise ValueError(
+            f"temperature must be a finite number >= 0, got {temperature}; use 0 for greedy "
+            "decoding, values below 1 for safer text and above 1 for more varied text"
+        )
+    if top_k is not None:  # None: no cut-off
+        check_positive_int("top_k", top_k)
+
+
+def check_token_ids(
+    idx: torch.Tensor, vocab_size: int, *, max_len: int | None = None,
+    targets: torch.Tensor | None = None, read_values: bool = False,
+) -> None:  # fmt: skip
+    """ValueError unless `idx` is an integer tensor [B, T] of ids in [0, vocab_size), at most
+    max_len long when given, and `targets`, when given, an integer tensor of its shape holding
+    ids or -1. The values are read on the CPU only, unless `read_values` (`generate`): on an
+    accelerator that would stall the device at every training step."""
+    for name, ids in (("token ids", idx), ("targets", targets)):
+        if ids is not None and not isinstance(ids, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor [B, T], got {type(ids).__name__}")
+        if ids is not None and (ids.dtype.is_floating_point or ids.dtype in _NOT_IDS):
+            raise ValueError(
+                f"{name} must hold integer token ids, got dtype {ids.dtype}; pass ids from the "
+                "tokenizer, or convert with .long()"
+            )
+    if idx.dim() != 2 or idx.shape[1] == 0:
+        raise ValueError(
+            f"token ids must have shape [B, T] with T >= 1, got {list(idx.shape)}"
+            + ("; add a batch dimension with idx.unsqueeze(0)" if idx.dim() == 1 else "")
+        )
+    if max_len is not None and idx.shape[1] > max_len:
+        raise ValueError(
+            f"sequence length T={idx.shape[1]} exceeds the model's max_len={max_len}; crop the "
+            f"input to its last {max_len} tokens (idx[:, -{max_len}:]) or build the model with a "
+            "larger max_len"
+        )
+    if targets is not None and targets.shape != idx.shape:
+        raise ValueError(
+            f"targets must have the same shape as idx {list(idx.shape)}, got "
+            f"{list(targets.shape)}; targets are idx shifted left by one position"
+        )
+    if not (read_values or idx.device.type == "cpu"):
+        return
+    if (low := int(idx.min())) < 0 or (high := int(idx.max())) >= vocab_size:
+        raise ValueError(
+            f"token id {low if low < 0 else high} is out of range for vocab_size={vocab_size} "
+            f"(valid ids are 0..{vocab_size - 1}); was the text encoded with a different tokenizer?"
+        )
+    if targets is None:
+        return
+    if (low := int(targets.min())) < -1 or (high := int(targets.max())) >= vocab_size:
+        raise ValueError(
+            f"target {low if low < -1 else high} is out of range for vocab_size={vocab_size}: a "
+            f"target is the id of the next token (0..{vocab_size - 1}), or -1 to leave that "
+            "position out of the loss"
+        )
+    if high == -1:
+        raise ValueError("every target is -1 (left out of the loss): nothing to average")
+
+
+_NOT_IDS = (torch.bool, torch.complex64, torch.complex128)

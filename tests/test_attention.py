@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import gptlib.attention
+import gptlib.model
 from gptlib import CausalSelfAttention, KVCache, attention_with_weights, causal_mask
 
 
@@ -91,7 +91,7 @@ def test_the_full_triangle_takes_the_fused_is_causal_path(monkeypatch):
         calls.append(kwargs)
         return fused(q, k, v, **kwargs)
 
-    monkeypatch.setattr(gptlib.attention.F, "scaled_dot_product_attention", recording)
+    monkeypatch.setattr(gptlib.model.F, "scaled_dot_product_attention", recording)
     attn = CausalSelfAttention(8, 2).eval()
     attn(torch.randn(1, 6, 8))  # T == T_k: no mask tensor, is_causal
     cache = KVCache.empty((1, 2, 8, 4), device=torch.device("cpu"), dtype=torch.float32)
@@ -144,16 +144,3 @@ def test_cache_appends_after_what_it_holds():
     keys, values = cache.append(k[:, :, :1], v[:, :, :1])
     assert cache.filled == 4 and torch.equal(keys[:, :, 3:], k[:, :, :1])
     assert torch.equal(values, torch.cat([v, v[:, :, :1]], dim=2))
-
-
-def test_bfloat16_attention_on_the_cpu_runs_the_kernel_in_float32():
-    torch.manual_seed(0)
-    layer = CausalSelfAttention(16, 4)
-    q, k, v = (torch.randn(2, 4, 5, 4).to(torch.bfloat16) for _ in range(3))
-    expected = layer.attend(q.float(), k.float(), v.float()).to(torch.bfloat16)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        out = layer.attend(q, k, v)
-    assert out.dtype == torch.bfloat16 and torch.equal(out, expected)
-    x = torch.randn(2, 5, 16)
-    in_bfloat16 = CausalSelfAttention(16, 4).to(torch.bfloat16)  # a model cast whole, no autocast
-    assert in_bfloat16(x.to(torch.bfloat16)).dtype == torch.bfloat16

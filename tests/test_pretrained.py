@@ -17,9 +17,9 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 import gptlib.pretrained as pretrained
 from gptlib import GPT, GPTConfig
-from gptlib.blocks import MLP
 from gptlib.checkpoint import load_checkpoint, save_checkpoint
 from gptlib.data import CharTokenizer
+from gptlib.model import MLP
 from gptlib.pretrained import gpt2_config, gpt2_state_dict, load_gpt2, tanh_gelu
 from tests.test_state_dicts import STUDENT_MODELS
 

@@ -254,3 +254,14 @@ def test_an_unknown_precision_is_explained():
     with pytest.raises(ValueError, match="precision must be one of float32, bfloat16, got 'fp16'"):
         TrainConfig(precision="fp16")
     assert TrainConfig.from_dict({"steps": 3}).precision == "float32"  # checkpoints before it
+
+
+def test_a_bfloat16_step_on_the_cpu_runs_the_attention_kernel_in_float32():
+    trainer = Trainer(small_model(), TRAIN_IDS, VAL_IDS, small_config(precision="bfloat16"))
+    layer = trainer.model.blocks[0].attn
+    q, k, v = (torch.randn(2, 4, 5, 8).to(torch.bfloat16) for _ in range(3))
+    expected = layer.attend(q.float(), k.float(), v.float()).to(torch.bfloat16)
+    with trainer.mixed_precision():
+        out = layer.attend(q, k, v)
+    assert out.dtype == torch.bfloat16 and torch.equal(out, expected)
+    assert "attend" not in vars(layer)  # the layer's own method again afterwards

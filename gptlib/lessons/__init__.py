@@ -9,7 +9,7 @@ Layered one way, each layer importing only those before it (tests/test_layering.
 - `checks`: the exercises' checks, with their catalogues of mistakes;
 - `answers`: the folded answers of "Check your understanding".
 
-All of them import the model (`gptlib.embeddings` … `gptlib.model`, `gptlib.data`,
+All of them import the model (`gptlib.model`, `gptlib.data`,
 `gptlib.train`); the model imports nothing from here.
 """
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from gptlib.embeddings import sinusoidal_positions
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
+from gptlib.model import sinusoidal_positions
 
 
 def _embed(idx: torch.Tensor, E: torch.Tensor, P: torch.Tensor) -> torch.Tensor:

@@ -13,8 +13,8 @@ import math
 
 import torch
 
-from gptlib.attention import causal_mask
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
+from gptlib.model import causal_mask
 
 
 def _softmax_rows(scores: torch.Tensor) -> torch.Tensor:

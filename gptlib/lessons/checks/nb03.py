@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from gptlib.attention import causal_mask
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
+from gptlib.model import causal_mask
 
 # --- Exercise 1: the boolean mask ------------------------------------------------------------
 

@@ -10,9 +10,9 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from gptlib.attention import CausalSelfAttention, causal_mask
 from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, register
 from gptlib.lessons.checks.weights import load_weights
+from gptlib.model import CausalSelfAttention, causal_mask
 
 # --- shared pieces: the reference and each catalogued wrong way of reshaping -----------------
 

@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib.blocks import MLP
 from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, Property, register
+from gptlib.model import MLP
 
 # ---------------------------------------------------------------- mlp (the student's module)
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from gptlib.attention import CausalSelfAttention
-from gptlib.blocks import MLP, layer_norm
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
+from gptlib.model import MLP, CausalSelfAttention, layer_norm
 
 # ---------------------------------------------------------------- layer_norm
 

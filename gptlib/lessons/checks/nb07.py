@@ -12,14 +12,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib.attention import CausalSelfAttention as LibraryAttention
-from gptlib.blocks import MLP as LibraryMLP
-from gptlib.blocks import Block as LibraryBlock
 from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, Property, register
 from gptlib.lessons.checks.nb04 import ATTENTION_MODULE_MISTAKES, module_inputs, run_module
 from gptlib.lessons.checks.nb05 import MLP_MISTAKES, mlp_inputs, run_mlp
 from gptlib.lessons.checks.weights import load_weights
 from gptlib.model import GPT as LibraryGPT
+from gptlib.model import MLP as LibraryMLP
+from gptlib.model import Block as LibraryBlock
+from gptlib.model import CausalSelfAttention as LibraryAttention
 from gptlib.model import GPTConfig
 
 # === Notebook 07_build_the_gpt: every piece of the GPT, generate and the KV cache ============

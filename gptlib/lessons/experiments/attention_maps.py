@@ -11,9 +11,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from gptlib.attention import CausalSelfAttention, attention_with_weights, causal_mask
 from gptlib.hooks import capture_inputs, evaluating
 from gptlib.lessons.experiments.variants import is_masked
+from gptlib.model import CausalSelfAttention, attention_with_weights, causal_mask
 
 
 def attention_weights(attn: CausalSelfAttention, x: torch.Tensor) -> torch.Tensor:

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from gptlib._validate import check_token_ids
 from gptlib.lessons.experiments.variants import Variant, build_gpt
-from gptlib.model import GPT
+from gptlib.model import GPT, check_token_ids
 
 LogitsFn = Callable[[torch.Tensor], tuple[torch.Tensor, object]]
 

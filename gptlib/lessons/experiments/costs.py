@@ -20,9 +20,8 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from gptlib._validate import check_heads, check_positive_int
 from gptlib.lessons.experiments.variants import POSITIONS, Variant
-from gptlib.model import GPTConfig
+from gptlib.model import GPTConfig, check_heads, check_positive_int
 
 STYLES = ("gpt", "llama")
 ARCHITECTURE_POSITIONS = (*POSITIONS, "rope")

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import torch
 
-from gptlib._validate import check_positive_int
 from gptlib.lessons.experiments.llama_shape import LlamaBlock
+from gptlib.model import check_positive_int
 
 
 def qkv_bias_parameters(n_layers: int, d_model: int, n_heads: int, n_kv_heads: int) -> int:

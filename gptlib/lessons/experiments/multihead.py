@@ -16,10 +16,9 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from gptlib.attention import CausalSelfAttention, attention_with_weights, causal_mask
 from gptlib.lessons.experiments.attention_maps import attention_maps
 from gptlib.lessons.experiments.variants import is_masked
-from gptlib.model import GPT
+from gptlib.model import GPT, CausalSelfAttention, attention_with_weights, causal_mask
 
 SplitFn = Callable[[torch.Tensor], torch.Tensor]  # [B, T, d] → [B, h, T, d_h]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from gptlib.embeddings import sinusoidal_positions
+from gptlib.model import sinusoidal_positions
 
 
 def cosine_similarity_matrix(table: torch.Tensor) -> torch.Tensor:

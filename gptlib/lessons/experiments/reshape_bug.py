@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from gptlib.attention import CausalSelfAttention
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar
 from gptlib.lessons.experiments.mask_ablation import AblationRun, AblationSetup, train_run
 from gptlib.lessons.experiments.multihead import (
@@ -26,7 +25,7 @@ from gptlib.lessons.experiments.multihead import (
     scramble_head_split,
 )
 from gptlib.lessons.experiments.variants import Variant, build_gpt
-from gptlib.model import GPTConfig
+from gptlib.model import CausalSelfAttention, GPTConfig
 
 # The bug model learns to copy more slowly than a model without any mask: it needs more steps
 # than notebook 03's 300 before its training loss crosses the entropy floor.

@@ -14,12 +14,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib._validate import check_heads, check_positive_int
-from gptlib.blocks import Block
 from gptlib.hooks import capture_inputs, capture_outputs, evaluating
 from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.lessons.experiments.variants import Variant, build_gpt
-from gptlib.model import GPT, GPTConfig
+from gptlib.model import GPT, Block, GPTConfig, check_heads, check_positive_int
 
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "ReLU": F.relu,  # the original Transformer

@@ -10,8 +10,7 @@ import torch
 
 from gptlib.data.tokenizer import CharTokenizer
 from gptlib.hooks import evaluating
-from gptlib.model import GPT
-from gptlib.sampling import next_token_probs
+from gptlib.model import GPT, next_token_probs
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ def next_char_report(
     """The next-character distribution after `prompt` and a seeded sample of `n_sample` chars.
 
     The model reads the prompt's last max_len characters; probs [V] come from the logits at the
-    last position (`gptlib.sampling.next_token_probs`); the sample is `model.generate`'s.
+    last position (`gptlib.next_token_probs`); the sample is `model.generate`'s.
     """
     device = next(model.parameters()).device
     idx = tokenizer.encode(prompt)[None].to(device)  # [1, T]

@@ -28,10 +28,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib.attention import CausalSelfAttention, KVCache, attention_with_weights, causal_mask
-from gptlib.blocks import Block
-from gptlib.embeddings import sinusoidal_positions
-from gptlib.model import GPT, GPTConfig
+from gptlib.model import (
+    GPT,
+    Block,
+    CausalSelfAttention,
+    GPTConfig,
+    KVCache,
+    attention_with_weights,
+    causal_mask,
+    sinusoidal_positions,
+)
 
 ATTENTIONS = ("fused", "written-out", "unmasked")
 NORMS = ("pre", "post")

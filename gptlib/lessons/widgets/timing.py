@@ -21,7 +21,6 @@ from typing import Any
 
 import torch
 
-from gptlib._validate import check_positive_int
 from gptlib.data.corpora import tiny_shakespeare
 from gptlib.data.grammar import TOY_GRAMMAR
 from gptlib.data.tokenizer import CharTokenizer
@@ -35,7 +34,7 @@ from gptlib.lessons.widgets.sampling import SamplingExplorer
 from gptlib.lessons.widgets.saturation import DK_CHOICES, SaturationExplorer
 from gptlib.lessons.widgets.start import ModelSizeExplorer
 from gptlib.lessons.widgets.trained_attention import AttentionExplorer
-from gptlib.model import GPT, GPTConfig
+from gptlib.model import GPT, GPTConfig, check_positive_int
 
 STAGES = ("compute", "update", "png")
 LIVE_S = 0.5  # a redraw slower than this no longer feels like dragging

@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gptlib.attention import attention_with_weights, causal_mask
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
+from gptlib.model import attention_with_weights, causal_mask
 
 
 def test_softmax_reference_is_torch_softmax():

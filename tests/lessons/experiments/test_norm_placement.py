@@ -7,11 +7,11 @@ import pytest
 import torch
 from torch import nn
 
-from gptlib.blocks import Block
 from gptlib.data.batches import BatchSampler
 from gptlib.lessons.experiments import norm_placement as npl
 from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.lessons.experiments.toy import plain_adam, train_losses
+from gptlib.model import Block
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gptlib.embeddings import sinusoidal_positions
 from gptlib.lessons.experiments.positions import (
     cosine_similarity_matrix,
     position_summary,
     sinusoidal_wavelengths,
 )
+from gptlib.model import sinusoidal_positions
 
 
 def test_cosine_similarity_matrix_matches_torch_pairwise():

@@ -8,12 +8,12 @@ import torch
 import torch.nn.functional as F
 
 from gptlib import GPT, GPTConfig
-from gptlib.embeddings import sinusoidal_positions
 from gptlib.lessons.experiments.trained_model import (
     layer_readout,
     offset_explained_share,
     similarity_by_offset,
 )
+from gptlib.model import sinusoidal_positions
 
 
 def test_sinusoidal_similarity_depends_on_the_offset_only():

@@ -4,9 +4,9 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from gptlib.embeddings import sinusoidal_positions
 from gptlib.lessons.experiments.positions import position_summary
 from gptlib.lessons.viz.positions import PositionView, plot_position_tables
+from gptlib.model import sinusoidal_positions
 
 
 def test_plot_position_tables_draws_vectors_and_similarities_per_table():
