@@ -5,6 +5,7 @@
 # Also: make check (ruff and the fast unit tests: no notebook, site, browser or classroom run),
 #       make test-portable (strict nbval on torch's portable kernels with one thread),
 #       make notebooks (re-execute all notebooks in place), make lint, make bench,
+#       make gpu-check (the notebooks, tests and benchmark on a CUDA GPU, where there is one),
 #       make site (the course website in book/_build/html; see README.md),
 #       make lock (refresh constraints.txt, the exact versions of the test and site tools).
 
@@ -34,7 +35,7 @@ REPO_URL ?=
 REPO_REF ?=
 FORMATTED := gptlib tests scripts benchmarks book
 
-.PHONY: setup lab test test-portable check notebooks lint bench site lock
+.PHONY: setup lab test test-portable check notebooks lint bench site lock gpu-check
 
 setup: $(STAMP)
 
@@ -92,6 +93,11 @@ site: $(SITE_STAMP)
 # with the Python CI uses (make lock PYTHON=python3.11), then make test, then commit $(LOCK).
 lock:
 	$(PYTHON) scripts/lock.py --out $(LOCK)
+
+# Every notebook (both editions), the unit tests and the throughput benchmark on a CUDA GPU, with
+# what differs from the stored CPU outputs; without a GPU it says so and runs nothing.
+gpu-check: setup
+	$(BIN)/python scripts/gpu_check.py
 
 bench: setup
 	for script in benchmarks/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
