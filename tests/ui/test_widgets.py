@@ -97,25 +97,23 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("d_model", "slider", "End", line("longest wavelength"), "increases"),
             Interaction("base", "slider", "Home", line("longest wavelength"), "decreases"),
             Interaction("length", "slider", "End", IMAGE),
-            # Two choice predictions: pick one choice, commit, run the reveal again.
+            # A choice prediction: pick one choice, commit, run the reveal again; then two
+            # number predictions.
             Interaction(
-                "none of them", "toggle", "click", PREDICTION, cell="guess_shuffle = Prediction("
-            ),
-            Interaction("commit", "button", "click", COMMITTED, cell="guess_shuffle = Prediction("),
-            Interaction("guess_shuffle.reveal(", RUN_CELL, "run", PREDICTION),
-            Interaction(
-                "it changes", "toggle", "click", PREDICTION, cell="guess_two_layers = Prediction("
+                "it passes (every gap 0)",
+                "toggle",
+                "click",
+                PREDICTION,
+                cell="guess_two_layers = Prediction(",
             ),
             Interaction(
                 "commit", "button", "click", COMMITTED, cell="guess_two_layers = Prediction("
             ),
             Interaction("guess_two_layers.reveal(", RUN_CELL, "run", PREDICTION),
+            *prediction("guess_causal_prefix = Prediction(", "3", "guess_causal_prefix.reveal("),
+            *prediction("guess_trained = Prediction(", "0.5", "guess_trained.reveal("),
         ),
-        ignored={
-            "only the tokens that moved": OTHER_CHOICE,
-            "all of them": OTHER_CHOICE,
-            "it stays the same": OTHER_CHOICE,
-        },
+        ignored={"it fails (some gap above 0)": OTHER_CHOICE},
     ),
     "02_attention": NotebookSpec(
         "02_*.ipynb",

@@ -57,6 +57,8 @@ INDEPENDENT = {
     "layer_norm": test_nb06.LAYER_NORMS["nn.LayerNorm"],
     "merge-heads": test_nb04.MERGES["cat of heads"],
     "mlp": test_nb05.ByHand,
+    "permutation-test": test_nb01._permutation_test_by_loops,
+    "similarity-by-offset": test_nb01._similarity_by_loops,
     "sinusoidal-positions": test_nb01._sinusoidal_by_loops,
     "softmax-rows": test_nb02.SOFTMAXES["log-sum-exp"],
     "split-heads": test_nb04.SPLITS["stack of chunks"],
