@@ -85,8 +85,9 @@ def _gap(
     perm: torch.Tensor,
     moved: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = lambda out, perm: out[perm],
     size: Callable[[torch.Tensor], torch.Tensor] = lambda diff: diff.abs().amax(dim=-1),
+    shuffle: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = lambda x, perm: x[perm],
 ) -> torch.Tensor:
-    return size(f(x[perm]) - moved(f(x), perm))
+    return size(f(shuffle(x, perm)) - moved(f(x), perm))
 
 
 def _prefix(f: Layer, x: torch.Tensor, orders=None, compare=None) -> torch.Tensor:
@@ -177,6 +178,13 @@ register(
                     _permutation_test(f, x, perm)[1],
                 ),
                 fix="compare f(x[perm]) with f(x)[perm], both in the shuffled order",
+            ),
+            Mistake(
+                "shuffled-features",
+                "you shuffled the second axis of x, the features of every token, instead of the "
+                "first, the tokens. The test moves whole tokens to new positions.",
+                _with_gap(shuffle=lambda x, perm: x[:, perm]),
+                fix="x[perm] (rows), not x[:, perm] (columns)",
             ),
             Mistake(
                 "max-over-positions",
