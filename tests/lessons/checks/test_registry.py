@@ -14,6 +14,7 @@ from gptlib.lessons.checks import (
     read_outcome,
     verify,
 )
+from gptlib.lessons.checks.core import forget_tries
 from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, PASSED
 from tests.lessons.checks import (
     test_nb01,
@@ -34,6 +35,7 @@ INDEPENDENT = {
     "attention": test_nb02._by_einsum,
     "attention-module": test_nb04._BySdpa,
     "block_forward": test_nb06._in_float64,
+    "block_gradient_norms": test_nb06._by_autograd_grad,
     "causal-attention-weights": test_nb03.WEIGHTS["torch.where in float64"],
     "causal-mask": test_nb03.MASKS["arange comparison"],
     "effective-choices": test_nb08.CHOICES["float64"],
@@ -52,6 +54,7 @@ INDEPENDENT = {
     "sinusoidal-positions": test_nb01._sinusoidal_by_loops,
     "softmax-rows": test_nb02.SOFTMAXES["log-sum-exp"],
     "split-heads": test_nb04.SPLITS["stack of chunks"],
+    "stream_profile": test_nb06._by_hooks_in_float64,
     "surprisal": test_nb08.SURPRISALS["float64 probabilities"],
     "top-p-probabilities": test_nb08._top_p_by_searchsorted,
     "training-gpu-hours": test_nb09.HOURS["another order"],
@@ -90,6 +93,7 @@ def test_each_mistake_is_named(name, mistake, capsys):
         verify(name, mistake.implementation)
     assert str(info.value) == f"{name}: {mistake.message}"
     assert info.value.mistake == mistake.name
+    forget_tries(name)  # the check below is the student's first try again, told without the fix
     check(name, mistake.implementation, namespace={})
     assert read_outcome(capsys.readouterr().err) == Outcome(
         name, MISTAKE, " ".join(mistake.message.split()), mistake.name
