@@ -85,51 +85,55 @@ register(
         mistakes=(
             Mistake(
                 "unbiased-variance",
-                "you used the unbiased variance (dividing by d − 1). LayerNorm divides by d: "
-                "use x.var(dim=-1, unbiased=False, keepdim=True) or ((x - mean)**2).mean(-1).",
+                "you used the unbiased variance, dividing by d − 1. LayerNorm standardises the d "
+                "numbers it is given rather than estimating a population's variance, so it divides "
+                "by d: the mean of the squared deviations.",
                 lambda x, g, b, eps: (
                     g * _normalise(x, x.mean(-1, keepdim=True), x.var(-1, keepdim=True), eps) + b
                 ),
+                fix="x.var(dim=-1, unbiased=False, keepdim=True), or ((x - mean) ** 2).mean(-1)",
             ),
             Mistake(
                 "eps-outside-sqrt",
-                "ε sits outside the square root. It belongs inside: divide by "
-                "sqrt(var + eps), not sqrt(var) + eps. The difference shows on a nearly "
-                "constant token, whose variance is comparable to ε.",
+                "ε sits outside the square root. It belongs inside, added to the variance before "
+                "the root is taken. The difference shows on a nearly constant token, whose "
+                "variance is comparable to ε.",
                 lambda x, g, b, eps: (
                     g
                     * (x - x.mean(-1, keepdim=True))
                     / (x.var(-1, unbiased=False, keepdim=True).sqrt() + eps)
                     + b
                 ),
+                fix="divide by torch.sqrt(var + eps), not torch.sqrt(var) + eps",
             ),
             Mistake(
                 "no-eps",
-                "ε is missing: divide by sqrt(var + eps). Without it a constant token divides "
-                "by zero.",
+                "ε is missing: without it a constant token, whose variance is 0, divides by "
+                "zero. LayerNorm adds ε to the variance before taking the square root.",
                 lambda x, g, b, eps: (
                     g
                     * (x - x.mean(-1, keepdim=True))
                     / x.var(-1, unbiased=False, keepdim=True).sqrt()
                     + b
                 ),
+                fix="divide by torch.sqrt(var + eps)",
             ),
             Mistake(
                 "variance-floor",
-                "you used max(var, eps) as a floor under the variance; LayerNorm adds eps: "
-                "divide by sqrt(var + eps). The two differ whenever var is comparable to eps, "
-                "as on a nearly constant token.",
+                "you used ε as a floor under the variance; LayerNorm adds ε to it. The two "
+                "differ whenever the variance is comparable to ε, as on a nearly constant token.",
                 lambda x, g, b, eps: (
                     g
                     * (x - x.mean(-1, keepdim=True))
                     / x.var(-1, unbiased=False, keepdim=True).clamp_min(eps).sqrt()
                     + b
                 ),
+                fix="divide by torch.sqrt(var + eps), not var.clamp_min(eps).sqrt()",
             ),
             Mistake(
                 "std-for-variance",
-                "you added ε to the standard deviation and took another square root: "
-                "divide by sqrt(var + eps), where var is the mean squared deviation.",
+                "you added ε to the standard deviation and took another square root. ε goes "
+                "with the variance, the mean squared deviation, under one square root.",
                 lambda x, g, b, eps: (
                     g
                     * _normalise(
@@ -137,11 +141,12 @@ register(
                     )
                     + b
                 ),
+                fix="var = x.var(dim=-1, unbiased=False); divide by torch.sqrt(var + eps)",
             ),
             Mistake(
                 "wrong-axis",
-                "you normalised across positions (axis -2). LayerNorm normalises each token "
-                "over its own d features: take mean and variance over the last axis (dim=-1).",
+                "you normalised across positions. LayerNorm normalises each token over its own "
+                "d features: the mean and the variance are taken over the feature axis.",
                 lambda x, g, b, eps: (
                     g
                     * _normalise(
@@ -149,30 +154,35 @@ register(
                     )
                     + b
                 ),
+                fix="x.mean(dim=-1, keepdim=True) and x.var(dim=-1, unbiased=False, keepdim=True)",
             ),
             Mistake(
                 "whole-tensor",
-                "you took one mean and variance over the whole tensor. Each token gets its own: "
-                "reduce over the last axis only (dim=-1, keepdim=True).",
+                "you took one mean and variance over the whole tensor. Each token gets its own, "
+                "over its d features only, kept in a shape that broadcasts back.",
                 lambda x, g, b, eps: g * _normalise(x, x.mean(), x.var(unbiased=False), eps) + b,
+                fix="reduce over dim=-1 with keepdim=True",
             ),
             Mistake(
                 "no-affine",
-                "γ and β are missing: after normalising, scale by gamma and shift by beta.",
+                "γ and β are missing: after normalising, LayerNorm scales each feature by its "
+                "learned γ and shifts it by its β.",
                 lambda x, g, b, eps: _normalise(
                     x, x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True), eps
                 ),
+                fix="return gamma * x_hat + beta",
             ),
             Mistake(
                 "affine-before-normalise",
-                "γ and β were applied before normalising, so normalising undid them. "
-                "Normalise first, then gamma * x_hat + beta.",
+                "γ and β were applied before normalising, so normalising undid them. Normalise "
+                "first, then scale and shift.",
                 lambda x, g, b, eps: _normalise(
                     g * x + b,
                     (g * x + b).mean(-1, keepdim=True),
                     (g * x + b).var(-1, unbiased=False, keepdim=True),
                     eps,
                 ),
+                fix="x_hat = (x - mean) / torch.sqrt(var + eps); return gamma * x_hat + beta",
             ),
         ),
         hints=(
@@ -249,70 +259,76 @@ register(
         mistakes=(
             Mistake(
                 "post-ln-where-pre-ln",
-                "with norm='pre' your block computes the Post-LN order, x = LN(x + F(x)). "
-                "Pre-LN normalises only the sublayer's input and adds its output to the "
-                "untouched stream: x = x + attn(ln1(x)), then x = x + mlp(ln2(x)).",
+                "with norm='pre' your block computes the Post-LN order, normalising the sum. "
+                "Pre-LN normalises only what enters each sublayer and adds the sublayer's output "
+                "to the untouched stream.",
                 lambda x, ln1, attn, ln2, mlp, norm: _post(x, ln1, attn, ln2, mlp),
+                fix="x = x + attn(ln1(x)); return x + mlp(ln2(x))",
             ),
             Mistake(
                 "pre-ln-where-post-ln",
                 "with norm='post' your block computes the Pre-LN order. Post-LN (the original "
-                "Transformer) normalises after adding: x = ln1(x + attn(x)), then "
-                "x = ln2(x + mlp(x)).",
+                "Transformer) lets each sublayer read the stream itself and normalises after "
+                "adding its output.",
                 lambda x, ln1, attn, ln2, mlp, norm: _pre(x, ln1, attn, ln2, mlp),
+                fix="x = ln1(x + attn(x)); return ln2(x + mlp(x))",
             ),
             Mistake(
                 "no-residual-around-attention",
                 "the residual connection around attention is missing: attention's output "
-                "replaces the stream instead of being added to it. Pre-LN: x = x + "
-                "attn(ln1(x)); Post-LN: x = ln1(x + attn(x)).",
+                "replaces the stream instead of being added to it.",
                 _both_wrong(
                     lambda x, ln1, attn, ln2, mlp: (lambda h: h + mlp(ln2(h)))(attn(ln1(x))),
                     lambda x, ln1, attn, ln2, mlp: (lambda h: ln2(h + mlp(h)))(ln1(attn(x))),
                 ),
+                fix="Pre-LN: x = x + attn(ln1(x)); Post-LN: x = ln1(x + attn(x))",
             ),
             Mistake(
                 "no-residual-around-mlp",
                 "the residual connection around the MLP is missing: its output replaces the "
-                "stream instead of being added to it. Pre-LN: x = x + mlp(ln2(x)); Post-LN: "
-                "x = ln2(x + mlp(x)).",
+                "stream instead of being added to it.",
                 _both_wrong(
                     lambda x, ln1, attn, ln2, mlp: mlp(ln2(x + attn(ln1(x)))),
                     lambda x, ln1, attn, ln2, mlp: ln2(mlp(ln1(x + attn(x)))),
                 ),
+                fix="Pre-LN: x = x + mlp(ln2(x)); Post-LN: x = ln2(x + mlp(x))",
             ),
             Mistake(
                 "norm-on-sublayer-output",
-                "LayerNorm is applied to the sublayer's output, x = x + ln1(attn(x)). In Pre-LN "
-                "it normalises the sublayer's input: x = x + attn(ln1(x)).",
+                "LayerNorm is applied to the sublayer's output. In Pre-LN it normalises the "
+                "sublayer's input, and the output goes into the stream as it is.",
                 _pre_ln_wrong(
                     lambda x, ln1, attn, ln2, mlp: (lambda h: h + ln2(mlp(h)))(x + ln1(attn(x)))
                 ),
+                fix="x = x + attn(ln1(x)), not x + ln1(attn(x))",
             ),
             Mistake(
                 "normalised-stream",
-                "you added the sublayer's output to the normalised x. The residual path must "
-                "carry x itself: x = x + attn(ln1(x)), not ln1(x) + attn(ln1(x)).",
+                "you added the sublayer's output to the normalised stream. In Pre-LN the "
+                "residual path carries the stream itself; only the sublayer reads the norm.",
                 _pre_ln_wrong(
                     lambda x, ln1, attn, ln2, mlp: (lambda h: ln2(h) + mlp(ln2(h)))(
                         ln1(x) + attn(ln1(x))
                     )
                 ),
+                fix="x = x + attn(ln1(x)), not ln1(x) + attn(ln1(x))",
             ),
             Mistake(
                 "one-norm-for-both",
-                "both sublayers use ln1. Each has its own LayerNorm with its own γ and β: "
-                "ln1 for attention, ln2 for the MLP.",
+                "both sublayers use the same LayerNorm. Each has its own, with its own γ and β: "
+                "the first for attention, the second for the MLP.",
                 _both_wrong(
                     lambda x, ln1, attn, ln2, mlp: (lambda h: h + mlp(ln1(h)))(x + attn(ln1(x))),
                     lambda x, ln1, attn, ln2, mlp: (lambda h: ln1(h + mlp(h)))(ln1(x + attn(x))),
                 ),
+                fix="ln1 for attention, ln2 for the MLP",
             ),
             Mistake(
                 "mlp-reads-old-stream",
-                "the MLP reads the stream from before attention wrote into it. Update x first "
-                "(x = x + attn(ln1(x))), then feed the new x to ln2 and the MLP.",
+                "the MLP reads the stream from before attention wrote into it. The two "
+                "sublayers run one after the other: the MLP reads the stream attention updated.",
                 _pre_ln_wrong(lambda x, ln1, attn, ln2, mlp: x + attn(ln1(x)) + mlp(ln2(x))),
+                fix="x = x + attn(ln1(x)) first, then x = x + mlp(ln2(x)) on the new x",
             ),
         ),
         hints=(

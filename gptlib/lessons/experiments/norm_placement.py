@@ -116,12 +116,6 @@ def unigram_entropy(ids: torch.Tensor) -> float:
     return float(-(p * p.log()).sum())
 
 
-def final_loss(losses: torch.Tensor, last: int = 10) -> float:
-    """Mean of the last `last` losses (NaN counts as infinitely bad: a diverged run)."""
-    tail = losses[-last:]
-    return math.inf if torch.isnan(tail).any() else float(tail.mean())
-
-
 @dataclass(frozen=True)
 class GradientProfiles:
     """Per-block gradient norms at initialisation, {"pre"|"post": [L]}, for one depth L."""
@@ -178,9 +172,8 @@ class LearningRateGrid:
     @property
     def final(self) -> torch.Tensor:
         """[A, D, R, S]: each run's mean loss over its last 10 steps (inf if it diverged)."""
-        A, D, R, S, _ = self.curves.shape
-        runs = self.curves.reshape(-1, self.steps)
-        return torch.tensor([final_loss(c) for c in runs], dtype=torch.float64).view(A, D, R, S)
+        tail = self.curves[..., -10:].double()
+        return tail.mean(-1).masked_fill(tail.isnan().any(-1), math.inf)
 
     @property
     def mean(self) -> torch.Tensor:

@@ -94,11 +94,6 @@ def test_gradient_profiles_lines():
         npl.GradientProfiles({})
 
 
-def test_final_loss():
-    assert npl.final_loss(torch.tensor([5.0, 3.0, 1.0]), last=2) == pytest.approx(2.0)
-    assert npl.final_loss(torch.tensor([1.0, math.nan]), last=2) == math.inf
-
-
 def test_grid_cells_are_the_runs_train_losses_makes(data):
     grid = npl.learning_rate_grid(
         data, depths=(1, 2), lrs=(1e-3,), steps=5, warmup_steps=2, seeds=(0, 1), batch_size=4
