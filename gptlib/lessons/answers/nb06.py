@@ -9,8 +9,9 @@ ANSWERS = {
         the depth again should multiply it by about √2, to {top_48_guess:z.1f}, and the gradient
         should fall to about {product:z.4f} / {top_48_guess:z.1f} = {grad_48_guess:z.5f}
         (against {grad_24:z.5f} at 24 blocks). Measured on 4 models of 48 blocks: a stream of
-        {top_48:z.2f} and a gradient of {grad_48:z.5f}. Both assumptions hold: the final norm
-        still divides by the stream's size, and the stream grows a little slower than √L.
+        {top_48:z.2f} and a gradient of {grad_48:z.5f}. The division by the stream's size holds at
+        48 blocks too; the √L growth is only a rough rule: from 6 to 24 blocks the stream grew
+        {growth:z.2f} times, not 2.
     """,
     "06.grid-plot": """
         What the grid shows: at 10⁻³ Post-LN trains about as well as Pre-LN at every depth; it
