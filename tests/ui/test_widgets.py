@@ -120,7 +120,7 @@ SPECS: dict[str, NotebookSpec] = {
             ),
             Interaction("guess_two_layers.reveal(", RUN_CELL, "run", PREDICTION),
             # Its reveal shares a cell with the choice's: watch the reveal of a measured number.
-            *prediction("guess_causal_prefix = Prediction(", "3", "guess_causal_prefix.reveal(")[:2],
+            *prediction("guess_causal_prefix = Prediction(", "3", "")[:2],
             Interaction(
                 "guess_causal_prefix.reveal(", RUN_CELL, "run", PREDICTION + r"\nmeasured = \d"
             ),
