@@ -73,7 +73,10 @@ def test_model_is_causal():
             r"token id 70 is out of range for vocab_size=65 \(valid ids are 0..64\)",
         ),
         (torch.tensor([[-1, 2]]), r"token id -1 is out of range"),
-        (torch.zeros(5, dtype=torch.long), r"shape \[B, T\] with T >= 1, got \[5\].*unsqueeze\(0\)"),
+        (
+            torch.zeros(5, dtype=torch.long),
+            r"shape \[B, T\] with T >= 1, got \[5\].*unsqueeze\(0\)",
+        ),
         (torch.zeros(1, 5), r"must hold integer token ids, got dtype torch.float32"),
         (torch.zeros(1, 5, dtype=torch.bool), r"must hold integer token ids, got dtype torch.bool"),
         ([[1, 2]], r"must be a torch.Tensor"),

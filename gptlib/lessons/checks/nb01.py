@@ -21,7 +21,7 @@ from collections.abc import Callable
 import torch
 
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
-from gptlib.model import sinusoidal_positions
+from gptlib.model import attention_with_weights, causal_mask, sinusoidal_positions
 
 Layer = Callable[[torch.Tensor], torch.Tensor]
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gptlib.model import sinusoidal_positions
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
+from gptlib.model import sinusoidal_positions
 
 
 def test_embed_reference_is_one_hot_product_plus_positions():
