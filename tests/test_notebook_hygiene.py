@@ -95,7 +95,7 @@ MACHINE_DEPENDENT = re.compile(r"__version__|pick_device|get_num_threads|perf_co
 
 @pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.name)
 def test_cells_nbval_ignores_assert_what_they_show(path):
-    """The nbval policy (docs/maintainers.md): an ignored output is checked by the cell itself,
+    """The nbval policy (docs/authoring.md): an ignored output is checked by the cell itself,
     and the marker is a cell tag, out of the code a student reads, never a comment."""
     cells = _code_cells(path)
     for i, cell in enumerate(cells):
@@ -117,7 +117,7 @@ def test_cells_nbval_ignores_assert_what_they_show(path):
         assert re.search(r"^\s*(assert |torch\.testing\.assert_close)", source + guards, re.M), (
             f"{path.name}: a cell whose output nbval ignores must assert what it shows, "
             f"itself or in a guard cell under it "
-            f"(docs/maintainers.md):\n{source[:300]}"
+            f"(docs/authoring.md):\n{source[:300]}"
         )
 
 
