@@ -8,8 +8,8 @@ for every notebook, so that the estimate compares notebooks rather than promisin
 pace:
 
 * prose at 120 words a minute (technical reading, formulas and shapes included);
-* half a minute for each code cell a student reads and runs (guard cells and the course's
-  committed answers, tagged `answer`, excluded: the workbook does not hold them);
+* half a minute for each code cell a student reads and runs (guard cells excluded: the workbook
+  does not hold them);
 * six minutes for each graded exercise, one for each prediction.
 
 The core path of every lesson 01-09 must come to at most 50 minutes by this estimate ("about
@@ -35,7 +35,6 @@ OPTIONAL = "(optional)"
 OPTIONAL_HEADING = re.compile(r"\((?:[^()]*, )?optional\)$")
 WORDS_PER_MINUTE, CELL_MINUTES, EXERCISE_MINUTES, PREDICTION_MINUTES = 120, 0.5, 6, 1
 CORE_LIMIT = 50
-SOLVED_ONLY = {"guard", "answer"}  # cells of the solved edition only (scripts/editions.py)
 LONGER = {"07_build_the_gpt": 80}  # the capstone: six graded exercises, 36 minutes of them
 
 
@@ -52,7 +51,7 @@ def _cell_minutes(cell: dict) -> tuple[float, bool]:
     source = "".join(cell["source"])
     if cell["cell_type"] == "markdown":
         return len(re.findall(r"\S+", source)) / WORDS_PER_MINUTE, False
-    if SOLVED_ONLY.intersection(cell.get("metadata", {}).get("tags", [])):
+    if "guard" in cell.get("metadata", {}).get("tags", []):
         return 0.0, False
     graded = bool(cell.get("metadata", {}).get("nbgrader", {}).get("grade"))
     minutes = CELL_MINUTES + (EXERCISE_MINUTES if graded else 0)
@@ -100,7 +99,6 @@ def test_the_estimate_counts_what_it_says(tmp_path):
         {"cell_type": "markdown", "source": ["## 1. Core\n", " ".join(["w"] * 120)]},
         {"cell_type": "code", "metadata": {}, "source": ["x = 1"]},
         {"cell_type": "code", "metadata": {"tags": ["guard"]}, "source": ["assert x"]},
-        {"cell_type": "code", "metadata": {"tags": ["answer"]}, "source": ["q.commit('x')"]},
         {"cell_type": "markdown", "source": ["## 2. Deep (optional)\n", " ".join(["w"] * 240)]},
         {"cell_type": "markdown", "source": ["### 2.1 Deeper\n"]},
         {"cell_type": "code", "metadata": {"nbgrader": {"grade": True}}, "source": ["check()"]},

@@ -181,6 +181,12 @@ SPECS: dict[str, NotebookSpec] = {
                 "below the entropy floor (0.296)",
                 "guess_prefix.reveal(",
             ),
+            question("q_entries = Question("),
+            question("q_diagonal = Question("),
+            question("q_detour = Question("),
+            question("q_worse = Question("),
+            question("q_predictions = Question("),
+            question("q_one_step = Question("),
         ),
         ignored={
             choice: "the other choices of a prediction: one click per prediction proves them"
