@@ -174,13 +174,28 @@ SPECS: dict[str, NotebookSpec] = {
                 "perturb token", "slider", "Home", line("earliest changed position"), "decreases"
             ),
             *choice_prediction(
-                "guess_moved = Prediction(", "all 25 positions", "guess_moved.reveal("
+                "guess_largest = Prediction(", "a later position", "guess_largest.reveal("
             ),
-            *choice_prediction("guess_floor = Prediction(", "stays above", "guess_floor.reveal("),
+            *choice_prediction(
+                "guess_prefix = Prediction(",
+                "below the entropy floor (0.296)",
+                "guess_prefix.reveal(",
+            ),
+            question("q_entries = Question("),
+            question("q_diagonal = Question("),
+            question("q_detour = Question("),
+            question("q_worse = Question("),
+            question("q_predictions = Question("),
+            question("q_one_step = Question("),
         ),
         ignored={
             choice: "the other choices of a prediction: one click per prediction proves them"
-            for choice in ("none", "positions 0–9 only", "positions 10–24 only", "falls below")
+            for choice in (
+                "position 10 itself",
+                "all the moved positions about equally",
+                "between the floor and a uniform guess (ln 27 = 3.296)",
+                "above a uniform guess: worse than knowing nothing",
+            )
         },
     ),
     "04_multi_head_attention": NotebookSpec(

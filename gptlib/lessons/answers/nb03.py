@@ -1,4 +1,4 @@
-"""Answers of notebook 03 (the causal mask), filled by `answer("03....", ...)`."""
+"""Answers of notebook 03 (the causal mask), filled by `Question("03....", ...)`."""
 
 ANSWERS = {
     "03.masked-entries": """
@@ -10,36 +10,42 @@ ANSWERS = {
         inputs and targets are both [{B}, {T}] (gptlib's BatchSampler and the
         chapter's training loop do this): one pass scores B·T = {with_extra_token} predictions,
         each from its own prefix only. If the targets are taken from the same {T} characters the
-        model reads (logits[:, :-1] against idx[:, 1:], as in notebook 08's loss exercise), the
-        last position of each window has no target: B·(T−1) = {from_same_tokens}.
+        model reads (logits[:, :-1] against idx[:, 1:], as in section 4 and in notebook 08's loss
+        exercise), the last position of each window has no target: B·(T−1) = {from_same_tokens}.
     """,
-    "03.minus-infinity": """
-        The softmax exponentiates: e^0 = 1, so a 0-filled key still gets weight (in section 3
-        the future kept {leak:z.3f} of each row's weight on average), while e^-∞ =
-        {exp_minus_inf:z.0f} exactly. A very negative finite number such as -1e9 also gives 0 in
-        float32, but -∞ says what is meant and cannot be outweighed.
+    "03.diagonal-blocked": """
+        Row 0 would have no key left: every score in it is −∞, the softmax divides 0 by 0 and the
+        row is NaN ({nan_rows} of the {T} rows of section 3's picture). It does not stay there:
+        the next layer mixes every position with position 0's output, and any weight times NaN
+        is NaN, so after one more mixing {nan_after} of {T} rows are NaN: the whole model's output
+        would be NaN. Were row 0 patched (letting the first query see itself), position t would
+        still not lose its own token: the residual connection adds the attention's output to x
+        rather than replacing x, so the token reaches its position past the attention. It could
+        only no longer weigh itself against the earlier keys.
     """,
-    "03.which-tokens": """
-        Token 3: {token_3_reaches_5}, position 5 may attend to it (3 ≤ 5). Token 7:
-        {token_7_reaches_5}, it lies in position 5's future; on the model of section 4, changing
-        it moved positions {first_moved} to {last_moved} only.
+    "03.no-detour": """
+        Every hop goes one way. In each layer, position i reads only the keys j ≤ i, so
+        information moves from a position to the same or a later one, never to an earlier one.
+        A chain of such hops, through any number of layers, can only move forwards: token 7
+        reaches positions 7 and after, never 5. The measurement of section 5 agrees: on the
+        two-layer model, the largest change anywhere before the changed token was exactly
+        {largest_before:z.1f}, not merely small. A bug that moves information between positions
+        inside a layer, such as notebook 04's wrong reshape, opens such detours.
     """,
-    "03.entropy-floor": """
-        The floor ({floor:z.3f} nats per character) is the information the text really contains;
-        a predictor that sees only the past cannot average below it. The unmasked model scored
-        {unmasked_loss:z.2f}: position t attended to t+1 (weight {next_token_attention:z.2f} in
-        its strongest head) and copied its target. At generation time there is no t+1 to copy,
-        and predicting from the prefix alone it scores {unmasked_prefix_loss:z.2f}, against
-        {masked_prefix_loss:z.2f} for the masked model.
+    "03.worse-than-guessing": """
+        The loss punishes confidence in a wrong answer. In training, the unmasked model always
+        had its answer in view (key t+1), so it learned to be sure. From a prefix alone it is
+        still sure, with {top_probability:z.2f} of the probability on its top choice on average,
+        but that choice is right only {top_right:z.0%} of the time. The right character then
+        gets little: in {below_uniform:z.0%} of the predictions it gets less than the 1/{V} of a
+        uniform guess, and −ln of a small probability is large (−ln 0.01 = 4.6). A uniform
+        guess pays ln {V} = {uniform:z.2f} on every character, whatever comes; the unmasked
+        model paid {prefix_loss:z.2f} on average.
     """,
-    "03.bright-line": """
-        A cell (t, t+1) is the weight query t puts on key t+1, which holds the very character
-        position t is trained to predict. Head {head} of layer {layer} puts {weight_on_next:z.2f}
-        there on average: it fetches its answer from one step ahead and copies it. The line sits
-        one step above the diagonal because (t, t) is a token reading itself, which the mask
-        allows, while (t, t+1) is the first cell the mask forbids and the one that holds the
-        answer. The last query has no t+1 inside its window: that is the one position whose loss
-        stayed high. In the masked model every cell above the diagonal is −∞ before the softmax,
-        so its weight on t+1 is exactly {masked_weight_on_next:z.1f} and those cells are dark.
+    "03.one-step-mask": """
+        No. The cheat needs only that one key: head {head} of layer {layer} of the unmasked model
+        puts {on_next:z.2f} of its weight on key t+1 and {beyond:z.2f} on all the keys after it
+        together. Key t+1 holds the very character position t must predict, so with it visible
+        the model can copy its answer as before. The mask has to block every key j > i.
     """,
 }

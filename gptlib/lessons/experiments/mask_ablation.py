@@ -2,9 +2,10 @@
 
 Both runs start from the same weights and see the same batches of `TOY_GRAMMAR` text; the only
 difference is the mask (the unmasked run is the lesson variant `Variant(attention="unmasked")`).
-Without the mask, position t can read token t+1, which is its own target: the training loss
-falls below the text's entropy (impossible for an honest predictor) while the model, asked to
-predict from a prefix as in generation, fails.
+Without the mask, position t can read token t+1, which is its own target: the loss falls below
+the text's entropy (impossible for an honest predictor) while the model, asked to predict from a
+prefix as in generation, fails. Each trained model is measured on held-out windows by a function
+given as `measure` (notebook 03 passes the student's; `held_out_losses` is the default).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import torch.nn.functional as F
 
 from gptlib.data.batches import BatchSampler
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar, word_hit_rate
-from gptlib.lessons.experiments.attention_maps import attention_maps
-from gptlib.lessons.experiments.causality import prefix_logits
 from gptlib.lessons.experiments.toy import plain_adam, toy_text_ids, train_losses
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
+
+# model, held-out windows x [B, T], targets y [B, T] → per-position losses (visible, alone), [T]
+Measure = Callable[[GPT, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
 @dataclass(frozen=True)
@@ -55,18 +57,33 @@ class AblationRun:
     position_loss: list[float] = field(repr=False)  # held-out loss at each window position [T]
     sample: str  # text generated from `prompt`
     word_hit_rate: float  # fraction of generated words that exist in the grammar
-    next_token_attention: float  # largest mean weight any head puts on key t+1 from query t
 
 
-def next_token_attention(model: GPT, idx: torch.Tensor) -> float:
-    """Largest mean attention weight, over layers and heads, from query t to key t+1.
+@torch.no_grad()
+def held_out_losses(
+    model: GPT, x: torch.Tensor, y: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean cross-entropy at each position of held-out windows x [B, T] with targets y [B, T]:
+    (visible [T], alone [T]). visible[t]: position t reads the whole window, as in training;
+    alone[t]: its prediction comes from a pass over x[:, :t+1] alone, as in generation."""
+    model.eval()
+    T = x.shape[1]
+    logits, _ = model(x)  # [B, T, V]
+    alone = torch.stack([model(x[:, : t + 1])[0][:, -1] for t in range(T)], dim=1)  # [B, T, V]
 
-    idx [B, T]. A causal model scores exactly 0 (that key is masked); a model that learned to
-    copy its target from the next position scores close to 1.
-    """
-    maps = attention_maps(model, idx)  # [L, B, h, T, T]
-    ahead = maps.diagonal(offset=1, dim1=-2, dim2=-1)  # [L, B, h, T-1]: weight on key t+1
-    return float(ahead.mean(dim=(1, 3)).max())
+    def per_position(scores: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(scores.transpose(1, 2), y, reduction="none").mean(dim=0)
+
+    return per_position(logits), per_position(alone)
+
+
+def held_out_windows(
+    setup: AblationSetup, grammar: Grammar = TOY_GRAMMAR
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The held-out windows x [val_windows, T] and their targets y (x shifted by one), drawn
+    from sentences the training text does not hold."""
+    val_ids, _ = toy_text_ids(setup.val_sentences, setup.seed + 1, grammar)
+    return BatchSampler(val_ids, setup.val_windows, setup.block_size, seed=1).sample()
 
 
 def train_run(
@@ -74,15 +91,15 @@ def train_run(
     causal: bool,
     grammar: Grammar = TOY_GRAMMAR,
     alter: Callable[[GPT], object] | None = None,
+    measure: Measure = held_out_losses,
 ) -> AblationRun:
-    """Train one model with (`causal=True`) or without the mask and evaluate it.
+    """Train one model with (`causal=True`) or without the mask and evaluate it with `measure`.
 
     `alter` changes the freshly built model in place before training (notebook 04 plants the
     reshape bug with it). The sample is generated without the KV cache, recomputing the window
     at every step, so every model generates through the very forward pass it was trained with.
     """
     train_ids, tokenizer = toy_text_ids(setup.train_sentences, setup.seed, grammar)
-    val_ids, _ = toy_text_ids(setup.val_sentences, setup.seed + 1, grammar)
     config = GPTConfig(
         vocab_size=tokenizer.vocab_size,
         d_model=setup.d_model,
@@ -99,34 +116,33 @@ def train_run(
     )  # the same batches for both runs, too
     losses = train_losses(model, train_ids, run)
     model.eval()
-    x, y = BatchSampler(val_ids, setup.val_windows, setup.block_size, seed=1).sample()
-    with torch.no_grad():
-        logits, loss = model(x, y)
-        per_token = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
-        prefix = prefix_logits(model, x)
-        prefix_loss = F.cross_entropy(prefix.flatten(0, 1), y.flatten()).item()
-        generated = model.generate(
-            tokenizer.encode(setup.prompt)[None],
-            setup.sample_chars,
-            generator=torch.Generator().manual_seed(setup.seed),
-            use_cache=False,
-        )
+    visible, alone = measure(model, *held_out_windows(setup, grammar))
+    generated = model.generate(
+        tokenizer.encode(setup.prompt)[None],
+        setup.sample_chars,
+        generator=torch.Generator().manual_seed(setup.seed),
+        use_cache=False,
+    )
     sample = tokenizer.decode(generated[0])
     return AblationRun(
         causal=causal,
         model=model,
         losses=losses.tolist(),
-        val_loss=loss.item(),
-        prefix_loss=prefix_loss,
-        position_loss=per_token.view(y.shape).mean(dim=0).tolist(),
+        val_loss=float(visible.mean()),
+        prefix_loss=float(alone.mean()),
+        position_loss=visible.tolist(),
         sample=sample,
         word_hit_rate=word_hit_rate(sample, grammar.words()),
-        next_token_attention=next_token_attention(model, x),
     )
 
 
 def run_mask_ablation(
-    setup: AblationSetup = AblationSetup(), grammar: Grammar = TOY_GRAMMAR
+    setup: AblationSetup = AblationSetup(),
+    grammar: Grammar = TOY_GRAMMAR,
+    measure: Measure = held_out_losses,
 ) -> tuple[AblationRun, AblationRun]:
     """(with mask, without mask): the same model, data and seed, differing only in the mask."""
-    return train_run(setup, True, grammar), train_run(setup, False, grammar)
+    return (
+        train_run(setup, True, grammar, measure=measure),
+        train_run(setup, False, grammar, measure=measure),
+    )

@@ -1,5 +1,5 @@
-"""Plots for notebook 03: the masked score matrix, which outputs a change reaches, and the
-training run without the mask."""
+"""Plots for notebook 03: the masked score matrix, which outputs a change reaches (one change, and
+every change at once), and the training run without the mask."""
 
 from __future__ import annotations
 
@@ -94,6 +94,37 @@ class OutputChangeView:
             f"{mask} the mask, token {result.position} changed: "
             f"{len(result.changed)} positions moved (red)"
         )
+
+
+def plot_output_changes(
+    changes: dict[bool, torch.Tensor], labels: Sequence[str], atol: float = 1e-5
+) -> Figure:
+    """The change matrices [T, T] of one sequence with the mask (`changes[True]`) and without it
+    (`changes[False]`) side by side: row p is the token changed, column t the position whose
+    logits moved, coloured by log10 of the change; entries at most `atol` are grey."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), constrained_layout=True)
+    cmap = plt.get_cmap("magma").with_extremes(bad="lightgrey")
+    shown = {k: c.detach().double() for k, c in changes.items()}
+    top = max(float(c.max()) for c in shown.values())
+    image = None
+    for ax, causal in zip(axes, (True, False), strict=True):
+        change = shown[causal]
+        logged = change.clamp_min(atol).log10().masked_fill(change <= atol, float("nan"))
+        image = ax.imshow(
+            logged.numpy(),
+            cmap=cmap,
+            vmin=float(torch.tensor(atol).log10()),
+            vmax=float(torch.tensor(max(top, 10 * atol)).log10()),
+        )
+        moved = int((change > atol).sum())
+        T = change.shape[0]
+        ax.set_title(f"{'with' if causal else 'without'} the mask: {moved} of {T * T} moved")
+        ax.set_xticks(range(T), char_labels(labels), fontsize=8)
+        ax.set_yticks(range(T), char_labels(labels), fontsize=8)
+        ax.set_xlabel("position t whose logits moved")
+        ax.set_ylabel("token p that changed")
+    fig.colorbar(image, ax=axes, label="log10 max |Δ logit| (grey: did not move)", shrink=0.8)
+    return fig
 
 
 def plot_mask_ablation(masked: AblationRun, unmasked: AblationRun, floor: float) -> Figure:

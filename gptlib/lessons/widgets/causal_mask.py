@@ -1,7 +1,8 @@
 """The causal-mask explorer of notebook 03: switch the mask on or off, change one token, and see
 which positions' outputs move.
 
-Driven by `gptlib.lessons.experiments.causality.perturb` (pure and unit-tested).
+It reads the change matrices the student measured (`output_changes` in the notebook), one per
+model, through `gptlib.lessons.experiments.causality.perturbation` (pure and unit-tested).
 """
 
 from __future__ import annotations
@@ -11,32 +12,35 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import torch
 
-from gptlib.lessons.experiments.causality import Perturbation, mask_twins, perturb
+from gptlib.lessons.experiments.causality import Perturbation, perturbation
 from gptlib.lessons.viz.causal_mask import OutputChangeView
 from gptlib.lessons.widgets.explorer import Explorer
-from gptlib.model import GPT
 
 
 class CausalMaskExplorer(Explorer):
-    """A mask toggle and a slider for the token to change, over one sequence idx [1, T]."""
+    """A mask toggle and a slider for the token to change, over the change matrices [T, T] of
+    the same sequence measured with the mask (`changes[True]`) and without it (`changes[False]`).
+    """
 
     def __init__(
         self,
-        model: GPT,
-        idx: torch.Tensor,
+        changes: dict[bool, torch.Tensor],
         labels: Sequence[str],
         position: int = 10,
         causal: bool = True,
     ) -> None:
-        T = idx.shape[1]
-        if idx.shape[0] != 1 or len(labels) != T:
+        if set(changes) != {True, False}:
             raise ValueError(
-                f"give one sequence idx [1, T] and one label per token, got idx "
-                f"{list(idx.shape)} and {len(labels)} labels"
+                f"give the change matrices with the mask (True) and without it (False), got "
+                f"keys {sorted(changes)}"
             )
+        T = len(labels)
+        if any(c.shape != (T, T) for c in changes.values()):
+            shapes = {k: list(c.shape) for k, c in changes.items()}
+            raise ValueError(f"give one label per token: {T} labels, change matrices {shapes}")
         if not 0 <= position < T:
             raise ValueError(f"position must be in 0..{T - 1}, got {position}")
-        self.twins, self.idx = mask_twins(model), idx
+        self.changes = changes
         self.causal = widgets.ToggleButton(value=causal, description="causal mask")
         self.position = widgets.IntSlider(
             value=position,
@@ -50,7 +54,8 @@ class CausalMaskExplorer(Explorer):
         self.redraw()
 
     def compute(self) -> Perturbation:
-        return perturb(self.twins, self.idx, self.position.value, self.causal.value)
+        causal = self.causal.value
+        return perturbation(self.changes[causal], self.position.value, causal)
 
     def draw(self, result: Perturbation) -> None:
         self.view.update(result)

@@ -6,8 +6,9 @@ while it stays well under half a second. `time_redraws` measures any explorer ov
 settings; `course_explorers` builds each explorer of notebooks 00–09 with the settings to
 visit. `benchmarks/widget_redraw.py` and docs/under_the_hood.ipynb both use these two.
 
-The explorers that show a model (notebooks 03, 04 and the sampling and attention explorers of
-notebook 08) get small untrained models here: a redraw costs the same whatever the weights.
+The explorers that show a model (notebook 04 and the sampling and attention explorers of
+notebook 08) get small untrained models here, and notebook 03's gets random change matrices: a
+redraw costs the same whatever the weights or the numbers.
 """
 
 from __future__ import annotations
@@ -128,9 +129,9 @@ def _toy_sentence(text: str) -> torch.Tensor:
 
 
 def _causal_mask_explorer() -> CausalMaskExplorer:
-    text = "the red fox sees the cat."
-    config = GPTConfig(len(TOY_GRAMMAR.alphabet()), d_model=32, n_heads=4, n_layers=2, max_len=32)
-    return CausalMaskExplorer(GPT(config), _toy_sentence(text), text)
+    T = len("the red fox sees the cat.")
+    moved = torch.rand(T, T, generator=torch.Generator().manual_seed(0))
+    return CausalMaskExplorer({True: moved.triu(), False: moved}, "the red fox sees the cat.")
 
 
 def _heads_explorer() -> HeadsExplorer:

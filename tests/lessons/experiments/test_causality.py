@@ -1,18 +1,11 @@
-"""Probes of what each output depends on: prefix runs, token changes, the mask twin."""
+"""Reading a change matrix (change[p, t]: how far position t moved when token p changed), and
+the model's twin without the mask."""
 
 import pytest
 import torch
 
 from gptlib import GPT, GPTConfig
-from gptlib.lessons.experiments.causality import (
-    changed_positions,
-    mask_twins,
-    output_change,
-    perturb,
-    prefix_logits,
-    replace_token,
-    with_causal,
-)
+from gptlib.lessons.experiments.causality import perturbation, with_causal
 from gptlib.lessons.experiments.variants import is_masked
 
 
@@ -20,62 +13,6 @@ from gptlib.lessons.experiments.variants import is_masked
 def model():
     torch.manual_seed(0)
     return GPT(GPTConfig(vocab_size=11, d_model=16, n_heads=4, n_layers=2, max_len=16)).eval()
-
-
-@pytest.fixture
-def idx():
-    return torch.randint(0, 11, (2, 9), generator=torch.Generator().manual_seed(0))
-
-
-def test_prefix_logits_equal_one_pass_for_a_causal_model(model, idx):
-    logits, _ = model(idx)
-    separate = prefix_logits(model, idx)
-    assert separate.shape == logits.shape
-    torch.testing.assert_close(separate, logits, atol=1e-5, rtol=1e-5)
-    # Built by hand for one position, as an independent reference.
-    torch.testing.assert_close(separate[:, 4], model(idx[:, :5])[0][:, -1])
-
-
-def test_prefix_logits_differ_without_the_mask(model, idx):
-    unmasked = with_causal(model, False)
-    logits, _ = unmasked(idx)
-    separate = prefix_logits(unmasked, idx)
-    torch.testing.assert_close(separate[:, -1], logits[:, -1])  # the last row sees it all anyway
-    assert not torch.allclose(separate[:, 0], logits[:, 0], atol=1e-5)
-
-
-def test_output_change_reaches_only_later_positions(model, idx):
-    for position in range(idx.shape[1]):
-        change = output_change(model, idx, position)
-        assert change.shape == (idx.shape[1],)
-        assert changed_positions(change) == list(range(position, idx.shape[1]))
-
-
-def test_output_change_reaches_everything_without_the_mask(model, idx):
-    change = output_change(with_causal(model, False), idx, 3)
-    assert changed_positions(change) == list(range(idx.shape[1]))
-
-
-def test_output_change_with_an_explicit_token(model, idx):
-    same = output_change(model, idx, 2, token=int(idx[0, 2]))
-    # Only the first sequence is certain to be unchanged; the second may hold another token.
-    expected = model(replace_token(idx, 2, int(idx[0, 2])))[0] - model(idx)[0]
-    torch.testing.assert_close(same, expected.abs().amax(dim=(0, 2)))
-    with pytest.raises(ValueError, match="out of range"):
-        output_change(model, idx, 2, token=11)
-
-
-def test_replace_token_copies_and_checks_the_position(idx):
-    changed = replace_token(idx, 4, 7)
-    assert (changed[:, 4] == 7).all() and changed.data_ptr() != idx.data_ptr()
-    assert torch.equal(changed[:, :4], idx[:, :4]) and torch.equal(changed[:, 5:], idx[:, 5:])
-    with pytest.raises(ValueError, match=r"0\.\.8"):
-        replace_token(idx, 9, 0)
-
-
-def test_changed_positions_threshold():
-    assert changed_positions(torch.tensor([0.0, 1e-7, 2e-5, 3.0])) == [2, 3]
-    assert changed_positions(torch.tensor([0.0, 1e-3]), atol=1e-2) == []
 
 
 def test_with_causal_keeps_weights_and_flips_only_the_mask(model):
@@ -88,36 +25,47 @@ def test_with_causal_keeps_weights_and_flips_only_the_mask(model):
     ):
         assert torch.equal(a, b), name
     assert not twin.training  # follows the original's mode
+    idx = torch.randint(0, 11, (2, 9), generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(with_causal(twin, True)(idx)[0], model(idx)[0])
+    assert not torch.allclose(twin(idx)[0][:, 0], model(idx)[0][:, 0], atol=1e-5)
 
 
-def test_prefix_logits_rejects_bad_shapes(model):
-    with pytest.raises(ValueError, match=r"\[B, T\]"):
-        prefix_logits(model, torch.zeros(5, dtype=torch.long))
+CAUSAL = torch.tensor([[0.5, 1e-3, 2e-5], [0.0, 0.4, 1e-7], [0.0, 0.0, 0.3]])
 
 
-def test_twins_share_weights_and_differ_in_the_mask(model):
-    twins = mask_twins(model.train())
-    assert all(is_masked(b.attn) for b in twins[True].blocks)
-    assert not any(is_masked(b.attn) for b in twins[False].blocks)
-    assert not twins[True].training and not twins[False].training
-    torch.testing.assert_close(twins[True].lm_head.weight, twins[False].lm_head.weight)
-
-
-@pytest.mark.parametrize("position", [0, 3, 8])
-def test_perturb_reports_who_moved(model, idx, position):
-    twins = mask_twins(model)
-    on = perturb(twins, idx, position, causal=True)
-    assert on.changed == list(range(position, 9)) and on.unchanged == list(range(position))
-    torch.testing.assert_close(on.change, output_change(twins[True], idx, position))
-    lines = on.lines()
+@pytest.mark.parametrize(
+    ("position", "changed", "earlier"), [(0, [0, 1, 2], True), (1, [1], True), (2, [2], True)]
+)
+def test_perturbation_reads_one_row_against_the_tolerance(position, changed, earlier):
+    result = perturbation(CAUSAL, position, causal=True)
+    assert result.changed == changed
+    assert result.unchanged == [t for t in range(3) if t not in changed]
+    torch.testing.assert_close(result.change, CAUSAL[position])
+    lines = result.lines()
     assert lines[:2] == ["causal mask = on", f"perturbed position = {position}"]
-    assert f"changed positions = {on.changed}" in lines
-    assert f"number changed = {9 - position}" in lines
-    assert f"earliest changed position = {position}" in lines
-    assert "earlier positions unchanged = True" in lines
-    off = perturb(twins, idx, position, causal=False)
-    assert off.changed == list(range(9)) and off.unchanged == []
-    assert "causal mask = off" in off.lines()
-    assert "earliest changed position = 0" in off.lines()
-    expected = "earlier positions unchanged = " + str(position == 0)
-    assert expected in off.lines()
+    assert f"changed positions = {changed}" in lines
+    assert f"number changed = {len(changed)}" in lines
+    assert f"earliest changed position = {changed[0]}" in lines
+    assert f"earlier positions unchanged = {earlier}" in lines
+
+
+def test_perturbation_of_a_model_without_the_mask():
+    result = perturbation(torch.full((3, 3), 0.1), 2, causal=False)
+    assert result.changed == [0, 1, 2] and result.unchanged == []
+    assert "causal mask = off" in result.lines()
+    assert "earliest changed position = 0" in result.lines()
+    assert "earlier positions unchanged = False" in result.lines()
+    assert perturbation(torch.full((3, 3), 0.1), 1, False, atol=0.5).changed == []
+
+
+def test_perturbation_accepts_a_students_matrix_with_gradients_or_in_float64():
+    grad = CAUSAL.clone().requires_grad_()
+    assert perturbation(grad * 1, 0, True).change.requires_grad is False
+    assert perturbation(CAUSAL.double(), 0, True).change.dtype == torch.float32
+
+
+def test_perturbation_refuses_what_is_not_a_change_matrix():
+    with pytest.raises(ValueError, match=r"\[T, T\]"):
+        perturbation(torch.zeros(3), 0, True)
+    with pytest.raises(ValueError, match=r"0\.\.2"):
+        perturbation(CAUSAL, 3, True)

@@ -3,12 +3,12 @@
 import pytest
 import torch
 
-from gptlib import GPT, GPTConfig
 from gptlib.data.grammar import TOY_GRAMMAR
 from gptlib.lessons.experiments import mask_ablation
 from gptlib.lessons.experiments.mask_ablation import (
     AblationSetup,
-    next_token_attention,
+    held_out_losses,
+    held_out_windows,
     run_mask_ablation,
 )
 
@@ -36,7 +36,6 @@ def test_without_the_mask_the_loss_beats_the_entropy_floor_and_prediction_fails(
     assert abs(masked.val_loss - masked.prefix_loss) < 1e-4
     # Without it, predicting from a prefix (as in generation) is far worse than with it.
     assert unmasked.prefix_loss > masked.prefix_loss + 1.0
-    assert masked.next_token_attention == 0.0 and unmasked.next_token_attention > 0.5
     # Without the mask only the last position of a window has no target in view.
     *copied, last = unmasked.position_loss
     assert max(copied) < floor < last
@@ -46,16 +45,25 @@ def test_without_the_mask_the_loss_beats_the_entropy_floor_and_prediction_fails(
     assert 0.0 <= unmasked.word_hit_rate < masked.word_hit_rate <= 1.0
 
 
-def test_next_token_attention_is_zero_with_the_mask_and_one_for_a_copier(monkeypatch):
-    torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=5, d_model=8, n_heads=2, n_layers=1, max_len=6)).eval()
-    idx = torch.randint(0, 5, (2, 6))
-    assert next_token_attention(model, idx) == 0.0
-    maps = torch.zeros(1, 2, 2, 6, 6)
-    maps[..., torch.arange(5), torch.arange(1, 6)] = 1.0  # head attends to t+1 ...
-    maps[..., 5, 5] = 1.0  # ... and the last query to itself
-    monkeypatch.setattr(mask_ablation, "attention_maps", lambda model, idx: maps)
-    assert next_token_attention(model, idx) == 1.0
+def test_the_runs_are_measured_by_the_function_given(monkeypatch):
+    monkeypatch.setattr(mask_ablation, "train_losses", lambda m, ids, c: torch.zeros(c.steps))
+    tiny = AblationSetup(d_model=8, n_heads=2, n_layers=1, block_size=8, steps=2, sample_chars=4)
+    seen = []
+
+    def measure(model, x, y):
+        seen.append((model.training, x.shape, y.shape))
+        return torch.arange(8.0), torch.full((8,), 2.0)
+
+    masked, unmasked = run_mask_ablation(tiny, measure=measure)
+    assert seen == [(False, (tiny.val_windows, 8), (tiny.val_windows, 8))] * 2
+    assert masked.position_loss == list(range(8)) and masked.val_loss == 3.5
+    assert unmasked.prefix_loss == 2.0
+    x, y = held_out_windows(tiny)
+    assert torch.equal(x[:, 1:], y[:, :-1])  # the targets are the windows shifted by one
+    default = mask_ablation.train_run(tiny, False)
+    visible, alone = held_out_losses(default.model, x, y)
+    assert default.position_loss == pytest.approx(visible.tolist())
+    assert default.prefix_loss == pytest.approx(alone.mean().item())
 
 
 def test_both_runs_start_from_the_same_weights_and_batches(monkeypatch):

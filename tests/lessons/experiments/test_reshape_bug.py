@@ -39,7 +39,6 @@ def _run(position_loss: list[float]) -> AblationRun:
         position_loss=position_loss,
         sample="",
         word_hit_rate=0.0,
-        next_token_attention=0.0,
     )
 
 

@@ -13,6 +13,7 @@ from gptlib.lessons.viz.causal_mask import (
     OutputChangeView,
     plot_mask_ablation,
     plot_masked_attention,
+    plot_output_changes,
 )
 
 matplotlib.use("Agg")
@@ -56,7 +57,6 @@ def _run(causal: bool, loss: float) -> AblationRun:
         position_loss=[loss, loss],
         sample="",
         word_hit_rate=0.5,
-        next_token_attention=0.0,
     )
 
 
@@ -76,3 +76,15 @@ def test_mask_ablation_plots_both_runs_and_the_floor():
         "without mask",
     ]
     assert "nats per character" in ax_l.get_ylabel() and "nats per character" in ax_b.get_ylabel()
+
+
+def test_output_changes_grey_out_what_did_not_move_and_count_what_did():
+    moved = torch.tensor([[0.5, 1e-3, 2e-5], [0.0, 0.4, 1e-7], [0.0, 0.0, 0.3]])
+    fig = plot_output_changes({True: moved, False: moved + 0.1}, "ab.")
+    ax_on, ax_off, _colorbar = fig.axes
+    assert ax_on.get_title() == "with the mask: 5 of 9 moved"
+    assert ax_off.get_title() == "without the mask: 9 of 9 moved"
+    shown = ax_on.images[0].get_array()
+    assert shown.mask[1, 0] and shown.mask[1, 2] and not shown.mask[0, 2]  # grey: did not move
+    assert shown[0, 0] == pytest.approx(torch.tensor(0.5).log10().item())
+    assert [t.get_text() for t in ax_on.get_xticklabels()] == ["a", "b", "."]
