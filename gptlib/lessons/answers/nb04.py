@@ -1,11 +1,6 @@
 """Answers of notebook 04 (multi-head attention), filled by `answer("04....", ...)`."""
 
 ANSWERS = {
-    "04.head-size": """
-        d_h = 128 / 4 = {d_head}. The layer holds W_QKV (3d² + 3d) and W_O (d² + d): 4d² + 4d =
-        {n_params_4:,} parameters, and {n_params_8:,} at h = 8, the same for any h dividing 128.
-        The head count only decides how the d features are grouped.
-    """,
     "04.score-tensor": """
         [12, 4, 64, 64], that is {entries_4:,} entries; q kᵀ costs 2·B·T²·d = {flops_4:,} FLOPs.
         At h = 8 the FLOPs are the same ({flops_8:,}), but there are twice as many entries
@@ -15,7 +10,7 @@ ANSWERS = {
         Each head's dot product sums only d_h products, so at initialisation its variance is d_h
         (notebook 02), not d. Dividing by √d = {sqrt_d:z.1f} instead of √d_h = {sqrt_d_head:z.2f}
         (d = 128, h = 4) would shrink every score by a further √h = {sqrt_h:z.0f} and flatten
-        every head's softmax; exercise 3's check names that mistake.
+        every head's softmax; exercise 2's check names that mistake.
     """,
     "04.torch-mask": """
         Torch reads True as blocked, so each query may see only its future, and the last query,
@@ -34,8 +29,7 @@ ANSWERS = {
         Token 2 among them is the very token position 1 is trained to predict, and tokens 4 and
         6 lie further in its future; its own token 1 is not among them at all (it reaches
         position 1 only through the residual stream). In this 8-position layer the positions
-        that can read their own target are {leaking}; in the 32-position windows of section 5,
-        the trained model's loss was near zero at such positions: it copied.
+        that can read their own target are {leaking}, as exercise 4 found.
     """,
     "04.null-result": """
         No. The four models differ by {spread:z.2f} nats per character (best {best:z.2f}, worst

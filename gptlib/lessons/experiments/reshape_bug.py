@@ -5,15 +5,17 @@ The scrambled split gives each head all the features of a block of T/h tokens in
 features of every token, so the mask, which still runs over the scrambled "positions", no
 longer follows the tokens: head i's slot t holds a piece of token (i·T + t)/h. Some outputs can
 therefore read the token after them, which is their own training target. Through one layer
-`leaking_positions` finds them; through a model of several layers more positions reach their
-target, by reading a slot that a layer below had already filled with it
-(`leaking_positions_in_model`). Those positions can learn to copy, and the training loss falls
-below the entropy floor of the text, as it does without any mask; asked to predict from a
-prefix alone, as in generation, the model fails.
+`leaking_positions` finds them with the student's measurement (`moved_by_token`, notebook 04's
+exercise 3); through a model of several layers more positions reach their target, by reading a
+slot that a layer below had already filled with it (`leaking_positions_in_model`). Those
+positions can learn to copy, and the training loss falls below the entropy floor of the text,
+as it does without any mask; asked to predict from a prefix alone, as in generation, the model
+fails.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
@@ -21,10 +23,7 @@ import torch
 from gptlib.attention import CausalSelfAttention
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar
 from gptlib.lessons.experiments.mask_ablation import AblationRun, AblationSetup, train_run
-from gptlib.lessons.experiments.multihead import (
-    positions_reading_their_target,
-    scramble_head_split,
-)
+from gptlib.lessons.experiments.multihead import scramble_head_split
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPTConfig
 
@@ -32,14 +31,21 @@ from gptlib.model import GPTConfig
 # than notebook 03's 300 before its training loss crosses the entropy floor.
 BUG_SETUP = replace(AblationSetup(), steps=800)
 
+# The student's measurement: moved_by_token(fn, x) → bool [T, ...], entry [s, ...] True when
+# changing token s of x [B, T, d] moves that output of fn.
+MovedByToken = Callable[[Callable[[torch.Tensor], torch.Tensor], torch.Tensor], torch.Tensor]
 
-def leaking_positions(setup: AblationSetup = BUG_SETUP, seed: int = 0) -> list[int]:
+
+def leaking_positions(
+    moved_by_token: MovedByToken, setup: AblationSetup = BUG_SETUP, seed: int = 0
+) -> list[int]:
     """Positions t of a window whose output, after one attention layer with the scrambled split,
-    depends on the token at t + 1 (their target); computed on a freshly built layer."""
+    moves with the token at t + 1 (their target), measured by `moved_by_token` on a freshly
+    built layer."""
     torch.manual_seed(seed)
     attn = scramble_head_split(CausalSelfAttention(setup.d_model, setup.n_heads))
-    x = torch.randn(1, setup.block_size, setup.d_model)
-    return positions_reading_their_target(attn, x)
+    moved = moved_by_token(attn, torch.randn(1, setup.block_size, setup.d_model))  # [T, T]
+    return [t for t in range(setup.block_size - 1) if moved[t + 1, t]]
 
 
 def leaking_positions_in_model(
@@ -95,8 +101,10 @@ class ReshapeBugRun:
 
 
 def run_reshape_bug(
-    setup: AblationSetup = BUG_SETUP, grammar: Grammar = TOY_GRAMMAR
+    moved_by_token: MovedByToken, setup: AblationSetup = BUG_SETUP, grammar: Grammar = TOY_GRAMMAR
 ) -> ReshapeBugRun:
     """Train notebook 03's small model (mask on) with the scrambled split and evaluate it."""
     run = train_run(setup, True, grammar, alter=scramble_head_split)
-    return ReshapeBugRun(run, leaking_positions(setup), leaking_positions_in_model(setup, grammar))
+    return ReshapeBugRun(
+        run, leaking_positions(moved_by_token, setup), leaking_positions_in_model(setup, grammar)
+    )

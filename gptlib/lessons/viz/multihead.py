@@ -96,8 +96,8 @@ class HeadPatternsView:
 
 
 def plot_head_slots(grids: dict[str, torch.Tensor], token: int) -> Figure:
-    """Grids [h, T] of token indices, one per split method (from `slot_tokens`): the token whose
-    features fill each (head, slot), written in its cell; the slots of `token` in red."""
+    """Grids [h, T] of token indices, one per split method: the token whose features fill each
+    (head, slot), written in its cell; the slots of `token` in red."""
     fig, axes = plt.subplots(
         1, len(grids), figsize=(4.5 * len(grids), 2.8), squeeze=False, constrained_layout=True
     )

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from gptlib.data.grammar import TOY_GRAMMAR
+from gptlib.lessons.checks import REGISTRY
 from gptlib.lessons.experiments import mask_ablation
 from gptlib.lessons.experiments.mask_ablation import AblationRun, AblationSetup
 from gptlib.lessons.experiments.reshape_bug import (
@@ -17,6 +18,8 @@ from gptlib.lessons.experiments.reshape_bug import (
     run_reshape_bug,
 )
 
+MOVED = REGISTRY["moved-by-token"].reference  # the student's measurement, as the reference
+
 
 def test_leaking_positions_follow_the_index_arithmetic_of_the_scrambled_split():
     # T = 32, h = 4: head i's slot t holds token (32 i + t) // 4, so output t reads tokens
@@ -25,7 +28,7 @@ def test_leaking_positions_follow_the_index_arithmetic_of_the_scrambled_split():
     covered = [
         t for t in range(T - 1) if any(i * T // h <= t + 1 <= (i * T + t) // h for i in range(h))
     ]
-    assert leaking_positions() == covered
+    assert leaking_positions(MOVED) == covered
     assert covered == [7, 8, 9, *range(15, 21), *range(23, 31)]
 
 
@@ -44,7 +47,7 @@ def _run(position_loss: list[float]) -> AblationRun:
 
 
 def test_a_stack_of_scrambled_layers_reaches_more_targets_than_one_layer():
-    one_layer, stack = leaking_positions(), leaking_positions_in_model()
+    one_layer, stack = leaking_positions(MOVED), leaking_positions_in_model()
     assert set(one_layer) < set(stack)  # a later layer reads what an earlier one gathered
     assert BUG_SETUP.block_size - 1 not in stack  # the last target lies outside the window
     single = leaking_positions_in_model(dataclasses.replace(BUG_SETUP, n_layers=1))
@@ -84,8 +87,8 @@ def test_a_small_scrambled_model_copies_where_it_can_and_fails_from_a_prefix():
         val_windows=8,
         sample_chars=20,
     )
-    result = run_reshape_bug(small)
-    assert result.leaking == leaking_positions(small) == result.leaking_in_model != []
+    result = run_reshape_bug(MOVED, small)
+    assert result.leaking == leaking_positions(MOVED, small) == result.leaking_in_model != []
     floor = TOY_GRAMMAR.entropy_per_char()
     # Where the target is in view the loss beats the entropy floor (copying); elsewhere not.
     groups = result.groups()
@@ -103,6 +106,6 @@ def test_the_bug_is_planted_before_training(monkeypatch):
 
     monkeypatch.setattr(mask_ablation, "train_losses", fake_train_losses)
     tiny = AblationSetup(d_model=8, n_heads=2, n_layers=2, block_size=8, steps=2, sample_chars=4)
-    result = run_reshape_bug(tiny)
+    result = run_reshape_bug(MOVED, tiny)
     assert seen == [[True, True]]
     assert result.run.causal and len(result.run.position_loss) == tiny.block_size
