@@ -19,13 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
+import torch.nn.functional as F
 
 from gptlib.attention import CausalSelfAttention
+from gptlib.data.batches import BatchSampler
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar
 from gptlib.lessons.experiments.mask_ablation import AblationRun, AblationSetup, train_run
 from gptlib.lessons.experiments.multihead import scramble_head_split
+from gptlib.lessons.experiments.toy import toy_text_ids
 from gptlib.lessons.experiments.variants import Variant, build_gpt
-from gptlib.model import GPTConfig
+from gptlib.model import GPT, GPTConfig
 
 # The bug model learns to copy more slowly than a model without any mask: it needs more steps
 # than notebook 03's 300 before its training loss crosses the entropy floor.
@@ -74,19 +77,36 @@ def leaking_positions_in_model(
     return leaking
 
 
+@torch.no_grad()
+def held_out_position_loss(
+    model: GPT, setup: AblationSetup, grammar: Grammar = TOY_GRAMMAR, windows: int = 1024
+) -> list[float]:
+    """The mean held-out loss at each window position, [T], over `windows` windows of fresh
+    text (the training run's 32 windows leave each position's mean too noisy to compare)."""
+    ids, _ = toy_text_ids(400, setup.seed + 1, grammar)
+    x, y = BatchSampler(ids, windows, setup.block_size, seed=1).sample()
+    logits, _ = model.eval()(x)
+    per_token = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")  # [windows, T]
+    return per_token.mean(dim=0).tolist()
+
+
 @dataclass(frozen=True)
 class ReshapeBugRun:
-    """The model trained with `view(B, h, T, d_h)`, and the positions that can see their target:
-    through one scrambled layer (`leaking`) and through the whole model (`leaking_in_model`)."""
+    """The model trained with `view(B, h, T, d_h)`, the positions that can see their target
+    (through one scrambled layer, `leaking`, and through the whole model, `leaking_in_model`),
+    its held-out loss at each position and the floor there: the lowest expected loss of a model
+    that reads only the characters up to that position (`Grammar.context_entropies`), [T]."""
 
     run: AblationRun
     leaking: list[int]
     leaking_in_model: list[int]
+    position_loss: list[float]
+    floors: list[float]
 
     def groups(self) -> dict[str, list[int]]:
         """The window's positions by how they can reach their target: through one layer, only
         through the model's stack of layers, or not at all."""
-        T = len(self.run.position_loss)
+        T = len(self.position_loss)
         return {
             "one layer": list(self.leaking),
             "only through the stack": [t for t in self.leaking_in_model if t not in self.leaking],
@@ -97,14 +117,27 @@ class ReshapeBugRun:
         """Mean held-out loss over `positions` of the window."""
         if not positions:
             raise ValueError("mean_loss needs at least one position")
-        return sum(self.run.position_loss[t] for t in positions) / len(positions)
+        return sum(self.position_loss[t] for t in positions) / len(positions)
+
+    def below_floor(self, positions: list[int], margin: float = 0.0) -> list[int]:
+        """Those of `positions` whose held-out loss is more than `margin` below their floor:
+        no model that reads only the past gets there, so these read their target."""
+        return [t for t in positions if self.position_loss[t] < self.floors[t] - margin]
 
 
 def run_reshape_bug(
-    moved_by_token: MovedByToken, setup: AblationSetup = BUG_SETUP, grammar: Grammar = TOY_GRAMMAR
+    moved_by_token: MovedByToken,
+    setup: AblationSetup = BUG_SETUP,
+    grammar: Grammar = TOY_GRAMMAR,
+    windows: int = 1024,
 ) -> ReshapeBugRun:
-    """Train notebook 03's small model (mask on) with the scrambled split and evaluate it."""
+    """Train notebook 03's small model (mask on) with the scrambled split and evaluate it, on
+    `windows` held-out windows at each position."""
     run = train_run(setup, True, grammar, alter=scramble_head_split)
     return ReshapeBugRun(
-        run, leaking_positions(moved_by_token, setup), leaking_positions_in_model(setup, grammar)
+        run,
+        leaking_positions(moved_by_token, setup),
+        leaking_positions_in_model(setup, grammar),
+        held_out_position_loss(run.model, setup, grammar, windows),
+        grammar.context_entropies(setup.block_size),
     )
