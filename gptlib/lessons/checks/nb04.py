@@ -242,7 +242,8 @@ ATTENTION_MODULE_MISTAKES = (
     Mistake(
         "scaled-by-sqrt-d",
         "you divided the scores by √d, the model width. Each head's dot product sums "
-        "only d_h = d / h products, so at initialisation its variance is d_h, not d.",
+        "only d_h = d / h products, so for queries and keys with unit-variance entries "
+        "its variance is d_h, not d.",
         _ScaledBySqrtD,
         fix="divide by math.sqrt(d // n_heads)",
     ),

@@ -113,12 +113,6 @@ class ReshapeBugRun:
             "not at all": [t for t in range(T) if t not in self.leaking_in_model],
         }
 
-    def mean_loss(self, positions: list[int]) -> float:
-        """Mean held-out loss over `positions` of the window."""
-        if not positions:
-            raise ValueError("mean_loss needs at least one position")
-        return sum(self.position_loss[t] for t in positions) / len(positions)
-
     def below_floor(self, positions: list[int], margin: float = 0.0) -> list[int]:
         """Those of `positions` whose held-out loss is more than `margin` below their floor:
         no model that reads only the past gets there, so these read their target."""
