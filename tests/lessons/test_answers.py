@@ -77,7 +77,7 @@ def test_every_stored_template_is_well_formed(key):
     assert "{" not in shown.text and "}" not in shown.text
 
 
-ASKING = ("answer", "Question")  # the calls that show a stored answer: at once, or after a commit
+ANSWERING = ("answer", "Question")  # the calls that fill a stored answer
 
 
 def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
@@ -92,7 +92,7 @@ def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
                 line for line in cell.source.splitlines() if not line.startswith(("%", "!"))
             )
             for node in ast.walk(ast.parse(code)):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ASKING:
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ANSWERING:
                     key = node.args[0].value
                     calls.setdefault(key, []).append((path.name, {k.arg for k in node.keywords}))
     return calls
