@@ -83,3 +83,47 @@ def test_word_hit_rate():
     assert word_hit_rate("the big cat sees the dog.", words) == 1.0
     assert word_hit_rate("the bg cat xx.", words) == 0.5
     assert word_hit_rate("  ", words) == 0.0
+
+
+def _window_distribution(g: Grammar, n: int) -> dict[str, float]:
+    """The chance of each n-character window cut at a random place of an endless text of
+    independent sentences: start in sentence s1 at any of its characters (weighted by s1's
+    chance over the mean sentence length), the window running on into sentences s2, s3..."""
+    sentences = dict(_all_sentences(g))
+    windows: dict[str, float] = {}
+    shortest = min(map(len, sentences))
+    assert n <= shortest  # a window spans at most two sentences
+    for s1, p1 in sentences.items():
+        for start in range(len(s1)):
+            head = s1[start:]
+            if len(head) >= n:
+                windows[head[:n]] = windows.get(head[:n], 0) + p1
+                continue
+            for s2, p2 in sentences.items():
+                w = (head + s2)[:n]
+                windows[w] = windows.get(w, 0) + p1 * p2
+    total = g.mean_sentence_length()
+    return {w: p / total for w, p in windows.items()}
+
+
+def _block_entropy(g: Grammar, n: int) -> float:
+    return -sum(p * math.log(p) for p in _window_distribution(g, n).values())
+
+
+def test_context_entropies_are_the_differences_of_window_entropies():
+    # H(next | the t + 1 characters before it) = H(windows of t + 2) - H(windows of t + 1)
+    T = 6
+    floors = SMALL.context_entropies(T)
+    blocks = [_block_entropy(SMALL, n) for n in range(1, T + 2)]
+    for t in range(T):
+        assert math.isclose(floors[t], blocks[t + 1] - blocks[t], rel_tol=1e-9, abs_tol=1e-12)
+
+
+def test_toy_context_entropies_fall_to_the_entropy_rate():
+    floors = TOY_GRAMMAR.context_entropies(32)
+    assert len(floors) == 32
+    assert all(a >= b - 1e-12 for a, b in zip(floors, floors[1:], strict=False))
+    assert round(floors[0], 2) == 1.41  # a model that reads one character
+    assert math.isclose(floors[-1], TOY_GRAMMAR.entropy_per_char(), rel_tol=1e-9)
+    with pytest.raises(ValueError, match="positive int"):
+        TOY_GRAMMAR.context_entropies(0)

@@ -205,7 +205,11 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("n_heads", "slider", "End", line("d_head"), "decreases"),
             Interaction("n_heads", "slider", "Home", line("n_heads"), "decreases"),
             Interaction("n_heads", "slider", "ArrowRight", IMAGE),
-            *prediction("guess_flops = Prediction(", "16", "guess_flops.reveal("),
+            *prediction("guess_weights = Prediction(", "16", "guess_weights.reveal("),
+            question("q_torch_mask = Question("),
+            question("q_null = Question("),
+            question("q_scale = Question("),
+            question("q_slots = Question("),
         ),
     ),
     "05_feed_forward_and_residuals": NotebookSpec(

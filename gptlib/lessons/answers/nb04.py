@@ -1,26 +1,18 @@
-"""Answers of notebook 04 (multi-head attention), filled by `answer("04....", ...)`."""
+"""Answers of notebook 04 (multi-head attention), shown by its `Question("04....", ...)` cells."""
 
 ANSWERS = {
-    "04.head-size": """
-        d_h = 128 / 4 = {d_head}. The layer holds W_QKV (3d² + 3d) and W_O (d² + d): 4d² + 4d =
-        {n_params_4:,} parameters, and {n_params_8:,} at h = 8, the same for any h dividing 128.
-        The head count only decides how the d features are grouped.
-    """,
-    "04.score-tensor": """
-        [12, 4, 64, 64], that is {entries_4:,} entries; q kᵀ costs 2·B·T²·d = {flops_4:,} FLOPs.
-        At h = 8 the FLOPs are the same ({flops_8:,}), but there are twice as many entries
-        ({entries_8:,}) to softmax and store.
-    """,
     "04.scale-per-head": """
-        Each head's dot product sums only d_h products, so at initialisation its variance is d_h
-        (notebook 02), not d. Dividing by √d = {sqrt_d:z.1f} instead of √d_h = {sqrt_d_head:z.2f}
-        (d = 128, h = 4) would shrink every score by a further √h = {sqrt_h:z.0f} and flatten
-        every head's softmax; exercise 3's check names that mistake.
+        Each head's dot product sums only d_h products, so for queries and keys with
+        unit-variance entries its variance is d_h (notebook 02), not d. Dividing by
+        √d = {sqrt_d:z.1f} instead of √d_h = {sqrt_d_head:z.2f} (d = 128, h = 4) would shrink
+        every score by a further √h = {sqrt_h:z.0f} and flatten every head's softmax; exercise
+        2's check names that mistake.
     """,
     "04.torch-mask": """
-        Torch reads True as blocked, so each query may see only its future, and the last query,
-        which has none, outputs NaN: section 7 found NaN at positions {nan_rows}. Pass
-        ~causal_mask(T).
+        Torch reads True as blocked, so each query may see only the keys after it. The last
+        query has none: its scores are all −∞, its softmax computes 0 / 0, and its output is
+        NaN (section 7 found NaN at positions {nan_rows}). Every other query keeps at least one
+        key, a wrong one. Pass ~causal_mask(T).
     """,
     "04.slot-plot": """
         view(B, h, T, d_h) reads each sequence's numbers in memory order, token after token, and
@@ -32,10 +24,9 @@ ANSWERS = {
         The mask lets slot t read slots 0..t of its own head, and output position t takes slot t
         of every head. Position 1 therefore draws on these tokens, head by head: {readable}.
         Token 2 among them is the very token position 1 is trained to predict, and tokens 4 and
-        6 lie further in its future; its own token 1 is not among them at all (it reaches
-        position 1 only through the residual stream). In this 8-position layer the positions
-        that can read their own target are {leaking}; in the 32-position windows of section 5,
-        the trained model's loss was near zero at such positions: it copied.
+        6 lie further in its future; its own token 1 is not among them at all (in a model it
+        reaches position 1 only through the residual stream). In this 8-position layer the positions
+        that can read their own target are {leaking}, as exercise 4 found.
     """,
     "04.null-result": """
         No. The four models differ by {spread:z.2f} nats per character (best {best:z.2f}, worst

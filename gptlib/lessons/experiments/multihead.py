@@ -1,5 +1,6 @@
-"""Multi-head attention taken apart: every intermediate shape, the reshape pitfall, the cost of
-h heads, and the same layer in `torch.nn.MultiheadAttention` (notebook 04).
+"""Multi-head attention taken apart: every intermediate shape, the reshape pitfall planted in a
+layer, the cost of h heads, and the same layer in `torch.nn.MultiheadAttention` (notebook 04).
+Which outputs a token moves is the student's measurement (notebook 04, exercise 4).
 
 Shapes: B batch, T positions, d model width, h heads, d_h = d / h.
 """
@@ -70,16 +71,6 @@ def scramble_head_split(model: nn.Module) -> nn.Module:
     return model
 
 
-def positions_reading_their_target(
-    layer: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, atol: float = 1e-6
-) -> list[int]:
-    """Positions t whose output moves when the input at t + 1 changes, for x [B, T, d].
-
-    In a language model the token at t + 1 is position t's target: a causal layer returns [].
-    """
-    return [t for t in range(x.shape[1] - 1) if changed_slots(layer, x, t + 1, atol)[t]]
-
-
 def multi_head_steps(
     attn: CausalSelfAttention, x: torch.Tensor, split: SplitFn | None = None
 ) -> list[Step]:
@@ -113,37 +104,6 @@ def multi_head_steps(
         Step("merge heads", "out.transpose(1, 2).reshape(B, T, d)", ("B", "T", "d"), merged),
         Step("output projection", "y = out @ W_O", ("B", "T", "d"), y),
     ]
-
-
-def changed_slots(
-    fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, token: int, atol: float = 0.0
-) -> torch.Tensor:
-    """Which slots of fn's output move when the features of one input token change.
-
-    x [B, T, d]; fn maps it to [B, ..., k]. Adds 1 to every feature of position `token` and
-    returns a boolean tensor over fn's middle axes (e.g. [h, T] for a head split, [T] for a
-    layer's output), True where any value changed by more than `atol`.
-    """
-    if not 0 <= token < x.shape[1]:
-        raise ValueError(f"token must be in 0..{x.shape[1] - 1}, got {token}")
-    nudged = x.clone()
-    nudged[:, token] += 1.0
-    with torch.no_grad():
-        diff = (fn(nudged) - fn(x)).abs()
-    return diff.amax(dim=(0, -1)) > atol
-
-
-def slot_tokens(split: SplitFn, T: int, d_model: int) -> torch.Tensor:
-    """Which token fills each (head, slot) after `split` ([B, T, d] → [B, h, T, d_h]), [h, T].
-
-    Splits a tensor in which every feature of token t holds the number t. ValueError if a slot
-    mixes the features of several tokens.
-    """
-    ids = torch.arange(T, dtype=torch.float32)[None, :, None].expand(1, T, d_model).contiguous()
-    slots = split(ids)[0]  # [h, T, d_h]
-    if not (slots == slots[..., :1]).all():
-        raise ValueError("a slot of this split holds features of several tokens")
-    return slots[..., 0].long()
 
 
 def multi_head_by_loop(attn: CausalSelfAttention, x: torch.Tensor) -> torch.Tensor:

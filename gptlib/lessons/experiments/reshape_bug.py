@@ -5,40 +5,49 @@ The scrambled split gives each head all the features of a block of T/h tokens in
 features of every token, so the mask, which still runs over the scrambled "positions", no
 longer follows the tokens: head i's slot t holds a piece of token (i·T + t)/h. Some outputs can
 therefore read the token after them, which is their own training target. Through one layer
-`leaking_positions` finds them; through a model of several layers more positions reach their
-target, by reading a slot that a layer below had already filled with it
-(`leaking_positions_in_model`). Those positions can learn to copy, and the training loss falls
-below the entropy floor of the text, as it does without any mask; asked to predict from a
-prefix alone, as in generation, the model fails.
+`leaking_positions` finds them with the student's measurement (`moved_by_token`, notebook 04's
+exercise 3); through a model of several layers more positions reach their target, by reading a
+slot that a layer below had already filled with it (`leaking_positions_in_model`). Those
+positions can learn to copy, and the training loss falls below the entropy floor of the text,
+as it does without any mask; asked to predict from a prefix alone, as in generation, the model
+fails.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
+import torch.nn.functional as F
 
+from gptlib.data.batches import BatchSampler
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar
 from gptlib.lessons.experiments.mask_ablation import AblationRun, AblationSetup, train_run
-from gptlib.lessons.experiments.multihead import (
-    positions_reading_their_target,
-    scramble_head_split,
-)
+from gptlib.lessons.experiments.multihead import scramble_head_split
+from gptlib.lessons.experiments.toy import toy_text_ids
 from gptlib.lessons.experiments.variants import Variant, build_gpt
-from gptlib.model import CausalSelfAttention, GPTConfig
+from gptlib.model import GPT, CausalSelfAttention, GPTConfig
 
 # The bug model learns to copy more slowly than a model without any mask: it needs more steps
 # than notebook 03's 300 before its training loss crosses the entropy floor.
 BUG_SETUP = replace(AblationSetup(), steps=800)
 
+# The student's measurement: moved_by_token(fn, x) → bool [T, ...], entry [s, ...] True when
+# changing token s of x [B, T, d] moves that output of fn.
+MovedByToken = Callable[[Callable[[torch.Tensor], torch.Tensor], torch.Tensor], torch.Tensor]
 
-def leaking_positions(setup: AblationSetup = BUG_SETUP, seed: int = 0) -> list[int]:
+
+def leaking_positions(
+    moved_by_token: MovedByToken, setup: AblationSetup = BUG_SETUP, seed: int = 0
+) -> list[int]:
     """Positions t of a window whose output, after one attention layer with the scrambled split,
-    depends on the token at t + 1 (their target); computed on a freshly built layer."""
+    moves with the token at t + 1 (their target), measured by `moved_by_token` on a freshly
+    built layer."""
     torch.manual_seed(seed)
     attn = scramble_head_split(CausalSelfAttention(setup.d_model, setup.n_heads))
-    x = torch.randn(1, setup.block_size, setup.d_model)
-    return positions_reading_their_target(attn, x)
+    moved = moved_by_token(attn, torch.randn(1, setup.block_size, setup.d_model))  # [T, T]
+    return [t for t in range(setup.block_size - 1) if moved[t + 1, t]]
 
 
 def leaking_positions_in_model(
@@ -67,35 +76,61 @@ def leaking_positions_in_model(
     return leaking
 
 
+@torch.no_grad()
+def held_out_position_loss(
+    model: GPT, setup: AblationSetup, grammar: Grammar = TOY_GRAMMAR, windows: int = 1024
+) -> list[float]:
+    """The mean held-out loss at each window position, [T], over `windows` windows of fresh
+    text (the training run's 32 windows leave each position's mean too noisy to compare)."""
+    ids, _ = toy_text_ids(400, setup.seed + 1, grammar)
+    x, y = BatchSampler(ids, windows, setup.block_size, seed=1).sample()
+    logits, _ = model.eval()(x)
+    per_token = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")  # [windows, T]
+    return per_token.mean(dim=0).tolist()
+
+
 @dataclass(frozen=True)
 class ReshapeBugRun:
-    """The model trained with `view(B, h, T, d_h)`, and the positions that can see their target:
-    through one scrambled layer (`leaking`) and through the whole model (`leaking_in_model`)."""
+    """The model trained with `view(B, h, T, d_h)`, the positions that can see their target
+    (through one scrambled layer, `leaking`, and through the whole model, `leaking_in_model`),
+    its held-out loss at each position and the floor there: the lowest expected loss of a model
+    that reads only the characters up to that position (`Grammar.context_entropies`), [T]."""
 
     run: AblationRun
     leaking: list[int]
     leaking_in_model: list[int]
+    position_loss: list[float]
+    floors: list[float]
 
     def groups(self) -> dict[str, list[int]]:
         """The window's positions by how they can reach their target: through one layer, only
         through the model's stack of layers, or not at all."""
-        T = len(self.run.position_loss)
+        T = len(self.position_loss)
         return {
             "one layer": list(self.leaking),
             "only through the stack": [t for t in self.leaking_in_model if t not in self.leaking],
             "not at all": [t for t in range(T) if t not in self.leaking_in_model],
         }
 
-    def mean_loss(self, positions: list[int]) -> float:
-        """Mean held-out loss over `positions` of the window."""
-        if not positions:
-            raise ValueError("mean_loss needs at least one position")
-        return sum(self.run.position_loss[t] for t in positions) / len(positions)
+    def below_floor(self, positions: list[int], margin: float = 0.0) -> list[int]:
+        """Those of `positions` whose held-out loss is more than `margin` below their floor:
+        no model that reads only the past gets there, so these read their target."""
+        return [t for t in positions if self.position_loss[t] < self.floors[t] - margin]
 
 
 def run_reshape_bug(
-    setup: AblationSetup = BUG_SETUP, grammar: Grammar = TOY_GRAMMAR
+    moved_by_token: MovedByToken,
+    setup: AblationSetup = BUG_SETUP,
+    grammar: Grammar = TOY_GRAMMAR,
+    windows: int = 1024,
 ) -> ReshapeBugRun:
-    """Train notebook 03's small model (mask on) with the scrambled split and evaluate it."""
+    """Train notebook 03's small model (mask on) with the scrambled split and evaluate it, on
+    `windows` held-out windows at each position."""
     run = train_run(setup, True, grammar, alter=scramble_head_split)
-    return ReshapeBugRun(run, leaking_positions(setup), leaking_positions_in_model(setup, grammar))
+    return ReshapeBugRun(
+        run,
+        leaking_positions(moved_by_token, setup),
+        leaking_positions_in_model(setup, grammar),
+        held_out_position_loss(run.model, setup, grammar, windows),
+        grammar.context_entropies(setup.block_size),
+    )

@@ -1,8 +1,9 @@
 """Where a trained model's heads look: one head's attention on a text, in numbers (notebook 08).
 
 `attention_summary(model, tokenizer, text, layer, head)` returns the head's weights [T, T] and
-the numbers that tell heads apart: how far back it reads on average, how much it reads the
-previous character or itself, and which character receives the most of its attention.
+the numbers that tell heads apart: how far back it reads on average, how spread its rows are,
+how much it reads the previous character or itself, and which character receives the most of
+its attention.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ class AttentionSummary:
     def previous_char_weight(self) -> float:
         """Mean weight a character puts on the one just before it."""
         return self.weights.diagonal(offset=-1).mean().item()
+
+    @property
+    def mean_entropy(self) -> float:
+        """Mean entropy (nats) of the rows: ln(i + 1) for query i if it spread evenly, 0 if it
+        read one key."""
+        return torch.special.entr(self.weights).sum(-1).mean().item()
 
     @property
     def self_weight(self) -> float:

@@ -1,5 +1,7 @@
 """A head's attention in numbers: hand-made weights, and the model's own maps."""
 
+import math
+
 import pytest
 import torch
 
@@ -26,6 +28,11 @@ def test_summary_numbers_by_hand():
     on_first = torch.zeros(T, T)
     on_first[:, 0] = 1.0
     assert AttentionSummary(0, 0, on_first, "abcde").mean_look_back == pytest.approx((T - 1) / 2)
+    assert AttentionSummary(0, 0, on_first, "abcde").mean_entropy == 0
+    even = torch.ones(T, T).tril()
+    uniform = AttentionSummary(0, 0, even / even.sum(-1, keepdim=True), "abcde")
+    assert uniform.mean_entropy == pytest.approx(sum(math.log(i + 1) for i in range(T)) / T)
+    assert uniform.mean_look_back == pytest.approx((T - 1) / 4)  # query i: i / 2 on average
     assert AttentionSummary(2, 1, on_first, "\nbcde").lines() == [
         "layer = 2",
         "head = 1",

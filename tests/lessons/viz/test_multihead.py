@@ -49,7 +49,7 @@ def test_slot_grids_write_each_slots_token_and_mark_the_chosen_one():
 
 def test_position_loss_colours_each_group_of_positions():
     groups = {"one layer": [1], "only through the stack": [2, 3], "not at all": [0]}
-    fig = plot_position_loss([1.0, 0.01, 0.5, 0.4], groups, floor=0.3, title="bug")
+    fig = plot_position_loss([1.0, 0.01, 0.5, 0.4], groups, [1.4, 0.6, 0.3, 0.3], title="bug")
     ax = fig.axes[0]
     bars = ax.containers[0]
     assert [round(b.get_height(), 6) for b in bars] == [1.0, 0.01, 0.5, 0.4]
@@ -60,7 +60,9 @@ def test_position_loss_colours_each_group_of_positions():
         to_rgba("tab:orange"),
     ]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == [*groups, "entropy floor 0.300"]
+    assert labels == [*groups, "floor: what the past allows (1.40 at t = 0 to 0.300)"]
+    floor_line = ax.get_lines()[0]
+    assert list(floor_line.get_ydata()) == [1.4, 0.6, 0.3, 0.3]
     shaded = [p for p in ax.patches if p not in bars]  # one column behind each copying position
     assert [(round(p.get_x(), 6), round(p.get_width(), 6)) for p in shaded] == [(0.5, 1.0)]
     assert "nats per character" in ax.get_ylabel()
@@ -68,7 +70,9 @@ def test_position_loss_colours_each_group_of_positions():
 
 def test_position_loss_refuses_more_groups_than_colours():
     with pytest.raises(ValueError, match="at most 4 groups"):
-        plot_position_loss([0.0], {str(g): [] for g in range(5)}, floor=0.3, title="x")
+        plot_position_loss([0.0], {str(g): [] for g in range(5)}, [0.3], title="x")
+    with pytest.raises(ValueError, match="one floor per position"):
+        plot_position_loss([0.0, 1.0], {"a": [0]}, [0.3], title="x")
 
 
 @pytest.mark.parametrize(("max_heads", "T", "cols"), [(8, 21, 4), (4, 32, 2), (1, 5, 4)])
