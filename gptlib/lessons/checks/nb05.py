@@ -1,16 +1,32 @@
-"""Exercises of notebook 05: the MLP as a module (notebook 07 restates it for the capstone)
-and its parameter count."""
+"""Exercises of notebook 05: the MLP as a module (notebook 07 restates it for the capstone), and
+the three functions the deep-stack experiment runs on: each block's gradient norm after one
+backward pass, an initialisation that keeps each layer's signal at its input's size, and how
+alike the positions' vectors are."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from gptlib.blocks import MLP
-from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, Property, register
+from gptlib.lessons.checks.core import (
+    CheckError,
+    Exercise,
+    Mistake,
+    Property,
+    exercise_named,
+    mistake_error,
+    register,
+)
+from gptlib.lessons.experiments.residuals import as_norms, deep_stack
+from gptlib.lessons.experiments.variants import Variant, build_gpt
+from gptlib.model import GPT, GPTConfig
 
 # ---------------------------------------------------------------- mlp (the student's module)
 
@@ -81,9 +97,10 @@ class _HiddenWidthD(nn.Module):
 
 HIDDEN_WIDTH_D = Mistake(
     "hidden-width-d",
-    "your hidden layer is d_model wide. The MLP widens each vector to 4·d_model and narrows it "
-    "back: up = nn.Linear(d_model, 4 * d_model), down = nn.Linear(4 * d_model, d_model).",
+    "your hidden layer is d_model wide. The MLP widens each vector to four times d_model and "
+    "narrows it back: the widening is where it gets room to compute.",
     _HiddenWidthD,
+    fix="up = nn.Linear(d_model, 4 * d_model) and down = nn.Linear(4 * d_model, d_model)",
 )
 MLP_LAYERS = ("up", "down")
 
@@ -92,7 +109,9 @@ def _load_weights(
     module: nn.Module, weights: dict[str, torch.Tensor], d_model: int, exercise: str
 ) -> None:
     """Copy gptlib's MLP weights into the student's module by name; a missing layer, an extra
-    parameter or a wrong shape is a `CheckError` of `exercise` saying which."""
+    parameter or a wrong shape is a `CheckError` of `exercise` saying which. A hidden layer of
+    width d is the catalogued mistake: reported as one (its fix the second time) unless the
+    module is the catalogue's own, tried while another answer is diagnosed."""
     params = dict(module.named_parameters())
     missing = [f"{name}.weight" for name in MLP_LAYERS if f"{name}.weight" not in params]
     if missing:
@@ -110,7 +129,9 @@ def _load_weights(
             f"{sorted(weights)} (biases optional only if you mean to leave them out).",
         )
     if params["up.weight"].shape == (d_model, d_model):
-        raise CheckError(exercise, HIDDEN_WIDTH_D.message, HIDDEN_WIDTH_D.name)
+        if isinstance(module, _HiddenWidthD):
+            raise CheckError(exercise, HIDDEN_WIDTH_D.message, HIDDEN_WIDTH_D.name)
+        raise mistake_error(exercise_named(exercise), HIDDEN_WIDTH_D)
     for name, p in params.items():
         if p.shape != weights[name].shape:
             raise CheckError(
@@ -154,46 +175,51 @@ def _same_vector_same_output(out, d_model, x, weights):
 MLP_MISTAKES = (
     Mistake(
         "no-activation",
-        "there is no nonlinearity between the two layers, so they collapse into one "
-        "linear map. Apply F.gelu to the 4·d_model-wide hidden layer: "
-        "self.down(F.gelu(self.up(x))).",
+        "there is no nonlinearity between the two layers, so together they are one linear map "
+        "(a product of two matrices is a matrix). The bend belongs on the wide hidden vector, "
+        "between the two layers.",
         _NoActivation,
+        fix="return self.down(F.gelu(self.up(x)))",
     ),
     Mistake(
         "relu",
-        "you used ReLU, the original Transformer's choice. The chapter's GPT (like "
-        "GPT-2 and gptlib) uses GELU: F.gelu, which lets small negative values through "
-        "smoothly where ReLU sets them to exactly 0.",
+        "you used ReLU, the original Transformer's choice. The chapter's GPT (like GPT-2 and "
+        "gptlib) uses GELU, which lets small negative values through smoothly where ReLU sets "
+        "them to exactly 0.",
         _ReLU,
+        fix="F.gelu in place of F.relu",
     ),
     Mistake(
         "gelu-tanh",
-        "close, and not wrong in itself: you used GELU's tanh approximation, "
-        "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³))), the one GPT-2 was trained with. It "
-        "differs from the exact GELU by at most 4.7e-4 (near h = ±2.7), more than this check "
-        "allows. The chapter's code and gptlib use the exact form, F.gelu with its default "
-        "approximate='none'; gptlib.GPTConfig(gelu=\"tanh\") is there to load GPT-2's weights.",
+        "close, and not wrong in itself: you used GELU's tanh approximation, the one GPT-2 was "
+        "trained with. It differs from the exact GELU by up to 4.7e-4 (near ±2.7), more than "
+        "this check allows; the chapter's code and gptlib use the exact form, built on the "
+        "normal distribution's CDF (gptlib keeps the tanh form only to load GPT-2's weights).",
         _TanhGELU,
+        fix="F.gelu(h) with its default approximate='none'",
     ),
     HIDDEN_WIDTH_D,
     Mistake(
         "activation-after-down",
-        "GELU is applied after the down projection. It belongs between the two layers, "
-        "on the 4·d_model-wide hidden vector; the output goes back into the residual "
-        "stream as a plain linear projection: self.down(F.gelu(self.up(x))).",
+        "GELU is applied after the down projection. It belongs between the two layers, on "
+        "the wide hidden vector; what goes back into the residual stream is a plain linear "
+        "projection.",
         _ActivationAfterDown,
+        fix="return self.down(F.gelu(self.up(x)))",
     ),
     Mistake(
         "activation-on-output",
-        "you also applied GELU after the down projection. The nonlinearity belongs only "
-        "to the hidden layer; the output is a plain linear projection.",
+        "you also applied GELU after the down projection. The nonlinearity belongs only to the "
+        "hidden layer; the output is a plain linear projection.",
         _ActivationTwice,
+        fix="drop the outer F.gelu: return self.down(F.gelu(self.up(x)))",
     ),
     Mistake(
         "no-biases",
-        "your linear layers have no biases. The chapter's MLP keeps them (nn.Linear's "
-        "default bias=True): 4·d_model in `up` and d_model in `down`.",
+        "your linear layers have no biases. The chapter's MLP keeps them, one per output "
+        "feature: 4·d_model in the first layer and d_model in the second.",
         _NoBiases,
+        fix="nn.Linear's default bias=True (leave bias=False out)",
     ),
 )
 
@@ -217,58 +243,669 @@ register(
     )
 )
 
-# ---------------------------------------------------------------- ffn_parameter_count
+# ---------------------------------------------------------------- block_gradient_norms
 
 
-def _ffn_count(d_model: int, bias: bool) -> int:
-    """Reference: two matrices d×4d and 4d×d (8d²), plus biases 4d and d when bias=True."""
-    return 8 * d_model**2 + (5 * d_model if bias else 0)
+def _block_gradient_norms(model, inputs, targets):
+    """Reference: one forward and backward pass on this batch alone, then the norm of all of each
+    block's parameter gradients together, block 1 first. [L]"""
+    model.zero_grad()
+    _, loss = model(inputs, targets)
+    loss.backward()
+    norms = []
+    for block in model.blocks:
+        total = 0.0
+        for p in block.parameters():
+            total = total + p.grad.pow(2).sum()
+        norms.append(total.sqrt())
+    return torch.stack(norms)
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A small deep stack for the gradient exercise, built afresh for every call (so that no
+    call sees another's gradients). `stale`: it arrives holding the gradients of another batch,
+    as a model in the middle of training does."""
+
+    n_layers: int
+    residual: bool
+    layer_norm: bool
+    dtype: torch.dtype = torch.float64
+    stale: bool = True
+    d_model: int = 16
+    seed: int = 0
+
+    def build(self) -> GPT:
+        model = deep_stack(
+            self.n_layers, self.residual, self.layer_norm, d_model=self.d_model, block_size=8,
+            seed=self.seed,
+        ).to(self.dtype)  # fmt: skip
+        if self.stale:
+            earlier = torch.randint(0, 65, (2, 9), generator=torch.Generator().manual_seed(99))
+            model(earlier[:, :-1], earlier[:, 1:])[1].backward()
+        return model
+
+
+def gradient_inputs(g: torch.Generator) -> list[tuple]:
+    """(stack, inputs [B, T], targets [B, T]): float32 and float64 stacks with and without
+    skips and LayerNorms, one so deep without skips that its lowest gradients lie below
+    float32's range (as in the notebook's 24-block stacks), and the notebook's own kind last:
+    24 blocks of width 64, fresh, with no gradients yet."""
+    stacks = (
+        Stack(3, residual=True, layer_norm=True, dtype=torch.float32),
+        Stack(4, residual=False, layer_norm=False),
+        Stack(12, residual=False, layer_norm=False, seed=1),
+        Stack(24, residual=False, layer_norm=True, stale=False, d_model=64, seed=2),
+    )
+    cases = []
+    for stack in stacks:
+        ids = torch.randint(0, 65, (2, 9), generator=g)
+        cases.append((stack, ids[:, :-1], ids[:, 1:]))
+    return cases
+
+
+class GradientsEmpty(Exception):
+    """The answer read gradients that had been cleared and not yet filled by a backward pass."""
+
+    def __init__(self) -> None:
+        super().__init__("the gradients were read while empty")
+
+
+class GradientsNotYet(Exception):
+    """The answer touched a gradient of a model that had not been through a backward pass."""
+
+    def __init__(self) -> None:
+        super().__init__("a gradient was touched before any backward pass had made it")
+
+
+def run_gradient_norms(fn: Callable[..., Any]) -> Callable[..., torch.Tensor]:
+    """`adapt` for the gradient exercise: build the stack, call fn(model, inputs, targets) and
+    return its norms as a tensor. Gradients touched while they are None (no backward pass has
+    filled them) and an all-zero result become the two errors above, whatever the expression
+    that met them, so that the catalogue can name them."""
+
+    def run(stack: Stack, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        model = stack.build()
+        filled: list[bool] = []
+        hooks = [
+            p.register_post_accumulate_grad_hook(lambda _: filled.append(True))
+            for p in model.parameters()
+        ]
+        try:
+            result = fn(model, inputs, targets)
+        except (AttributeError, TypeError) as exc:
+            if "NoneType" in str(exc) and "backward" not in str(exc) and not filled:
+                raise (GradientsEmpty() if stack.stale else GradientsNotYet()) from exc
+            raise
+        finally:
+            for hook in hooks:
+                hook.remove()
+        norms = as_norms(result) if isinstance(result, list | tuple) else result
+        if isinstance(norms, torch.Tensor) and norms.numel() and not norms.any():
+            raise GradientsEmpty()
+        return norms
+
+    return run
+
+
+def _norms_now(model):
+    """The norms of whatever each block's parameters hold in their gradients now. [L]"""
+    return torch.stack(
+        [torch.cat([p.grad.flatten() for p in b.parameters()]).norm() for b in model.blocks]
+    )
+
+
+def _backward(model, inputs, targets):
+    model(inputs, targets)[1].backward()
+
+
+def _accumulated(model, inputs, targets):
+    _backward(model, inputs, targets)  # on top of what the model held
+    return _norms_now(model)
+
+
+def _stale(model, inputs, targets):
+    norms = _norms_now(model)  # read before this batch's backward pass
+    _backward(model, inputs, targets)
+    return norms
+
+
+def _read_cleared(model, inputs, targets):
+    model.zero_grad()
+    norms = _norms_now(model)
+    _backward(model, inputs, targets)
+    return norms
+
+
+def _zeroed_by_hand(model, inputs, targets):
+    for p in model.parameters():
+        p.grad.zero_()
+    _backward(model, inputs, targets)
+    return _norms_now(model)
+
+
+def _fresh_norms(model, inputs, targets, per_block):
+    model.zero_grad()
+    _backward(model, inputs, targets)
+    return torch.stack([per_block(list(b.parameters())) for b in model.blocks])
+
+
+def _weights(model, inputs, targets):
+    model.zero_grad()
+    _backward(model, inputs, targets)
+    return torch.stack(
+        [torch.cat([p.detach().flatten() for p in b.parameters()]).norm() for b in model.blocks]
+    )
+
+
+def _under_no_grad(model, inputs, targets):
+    model.zero_grad()
+    with torch.no_grad():
+        _, loss = model(inputs, targets)
+    loss.backward()
+    return _norms_now(model)
+
+
+def _in_float32(model, inputs, targets):
+    return torch.tensor([n.item() for n in _block_gradient_norms(model, inputs, targets)])
 
 
 register(
     Exercise(
-        name="ffn_parameter_count",
+        name="block_gradient_norms",
         notebook="05",
-        reference=_ffn_count,
-        make_inputs=lambda g: [(8, True), (128, True), (64, False)],
-        atol=0.5,
-        rtol=0.0,
+        reference=_block_gradient_norms,
+        make_inputs=gradient_inputs,
+        adapt=run_gradient_norms,
+        atol=0.0,  # the stacks without skips reach 1e-50: only a relative error means anything
+        rtol=1e-4,
+        properties=(
+            Property(
+                "norms",
+                lambda out, *_: None if bool((out >= 0).all()) else "a norm cannot be negative",
+            ),
+        ),
+        # zeroed-by-hand first: on a fresh model every gradient touched before a backward pass
+        # raises the same error, and that is the misconception a fresh model reveals
         mistakes=(
             Mistake(
-                "hidden-2d",
-                "your count uses a hidden width of 2d. The classic MLP widens to d_ff = 4d: "
-                "W_up is d × 4d and W_down is 4d × d.",
-                lambda d, bias: 4 * d**2 + (3 * d if bias else 0),
+                "zeroed-by-hand",
+                "on a model that has not been through a backward pass, a parameter's gradient is "
+                "None, not a tensor of zeros, so it cannot be zeroed (or read) entry by entry. "
+                "Let the model clear its gradients: its own method handles both cases.",
+                _zeroed_by_hand,
+                fix="model.zero_grad() instead of zeroing each p.grad",
             ),
             Mistake(
-                "no-biases",
-                "you left out the biases: with bias=True the hidden layer has 4d of them and "
-                "the output layer d, 5d in all.",
-                lambda d, bias: 8 * d**2,
+                "zero-grad-forgotten",
+                "your norms include the gradients the model already held when it was handed to "
+                "you: a backward pass adds into each parameter's gradient rather than replacing "
+                "it, so old gradients must be cleared before this batch's pass.",
+                _accumulated,
+                fix="model.zero_grad() before the forward pass",
             ),
             Mistake(
-                "biases-ignore-flag",
-                "with bias=False there are no bias vectors: return 8d² alone.",
-                lambda d, bias: 8 * d**2 + 5 * d,
+                "stale-gradients",
+                "these are the norms of the gradients the model held before this batch's "
+                "backward pass ran: a parameter's gradient describes this batch only once the "
+                "backward pass has filled it in, so read it after that pass.",
+                _stale,
+                fix="loss.backward() first, then read p.grad",
             ),
             Mistake(
-                "both-biases-d",
-                "the hidden layer's bias has 4d entries (one per hidden unit), not d: "
-                "the biases total 4d + d = 5d.",
-                lambda d, bias: 8 * d**2 + (2 * d if bias else 0),
+                "read-before-backward",
+                "your code read the gradients while they were empty: after they were cleared and "
+                "before the backward pass had filled them in again. Clear, run the forward and "
+                "backward passes, and only then read.",
+                _read_cleared,
+                fix="model.zero_grad(); _, loss = model(inputs, targets); loss.backward(); then "
+                "read p.grad",
             ),
             Mistake(
-                "one-matrix",
-                "that is 4d² (+4d): one d × 4d matrix, or attention's four d × d projections. "
-                "The MLP has two matrices, d × 4d and 4d × d.",
-                lambda d, bias: 4 * d**2 + (4 * d if bias else 0),
+                "weights-not-gradients",
+                "you measured the size of each block's weights, not of their gradients: the "
+                "gradient of a parameter is a tensor of its own shape, kept beside it.",
+                _weights,
+                fix="p.grad in place of p",
+            ),
+            Mistake(
+                "sum-of-norms",
+                "you added up the norms of the block's parameters one by one. The norm of all "
+                "of them together is the length of one long vector holding every entry: norms "
+                "add in quadrature (squares add), not directly.",
+                lambda m, i, t: _fresh_norms(m, i, t, lambda ps: sum(p.grad.norm() for p in ps)),
+                fix="sum the squares of every entry of every parameter, then take one square root",
+            ),
+            Mistake(
+                "squared-norm",
+                "that is the squared norm: the sum of the squared gradient entries still needs "
+                "its square root.",
+                lambda m, i, t: _fresh_norms(
+                    m, i, t, lambda ps: sum(p.grad.pow(2).sum() for p in ps)
+                ),
+                fix="take .sqrt() of the block's sum of squares",
+            ),
+            Mistake(
+                "root-mean-square",
+                "you divided by the number of gradient entries: that is their root mean square, "
+                "a typical entry's size. The norm is the whole vector's length, so a block with "
+                "more parameters has a larger norm.",
+                lambda m, i, t: _fresh_norms(
+                    m,
+                    i,
+                    t,
+                    lambda ps: torch.cat([p.grad.flatten() for p in ps]).pow(2).mean().sqrt(),
+                ),
+                fix="sum of squares, not mean, before the square root",
+            ),
+            Mistake(
+                "weight-matrices-only",
+                "you measured only the weight matrices and left out the block's other "
+                "parameters (the biases, and the LayerNorms' scales and shifts where the block "
+                "has them): the block's gradient is that of all its parameters.",
+                lambda m, i, t: _fresh_norms(
+                    m,
+                    i,
+                    t,
+                    lambda ps: torch.cat([p.grad.flatten() for p in ps if p.dim() == 2]).norm(),
+                ),
+                fix="iterate over block.parameters(), every one of them",
+            ),
+            Mistake(
+                "blocks-reversed",
+                "your norms come in the reverse order: block 1, the one next to the input, comes "
+                "first (backpropagation reaches it last, but the list follows the model).",
+                lambda m, i, t: _block_gradient_norms(m, i, t).flip(0),
+                fix="iterate over model.blocks in their own order",
+            ),
+            Mistake(
+                "float32-result",
+                "your result was rounded to float32, whose smallest positive number is about "
+                "1.4e-45: in a deep stack without skips the lowest blocks' gradients are smaller "
+                "than that, and became 0. Keep the norms in the gradients' own dtype.",
+                _in_float32,
+                fix="torch.stack(norms) rather than torch.tensor([n.item() for n in norms])",
+            ),
+            Mistake(
+                "forward-without-gradients",
+                "the forward pass ran with gradient tracking switched off, so the loss records "
+                "no operations for the backward pass to go back through.",
+                _under_no_grad,
+                fix="run the forward pass outside torch.no_grad()",
             ),
         ),
         hints=(
-            "Count each linear layer as its weight matrix plus, when it has one, its bias "
-            "vector; the MLP has two layers, d → 4d and 4d → d.",
-            "A layer from m to n features has m·n weights and n biases; without biases only the "
-            "two matrices count.",
+            "A backward pass fills each parameter's gradient. A block's gradient norm treats "
+            "all the gradient entries of all its parameters as one long vector and takes that "
+            "vector's length.",
+            "Start from clean gradients (the model may arrive holding some), take the loss the "
+            "model returns for these targets, run the backward pass, then for each block in "
+            "order add up the squares of every gradient entry of its parameters and take one "
+            "square root; keep the gradients' dtype (float64 here).",
+        ),
+    )
+)
+
+# ---------------------------------------------------------------- position_similarity
+
+
+def _position_similarity(h):
+    """Reference: mean cosine similarity between the centred vectors of different positions of
+    the same sequence, averaged over the sequences. h [B, T, d] → a number."""
+    centred = h - h.mean(dim=-1, keepdim=True)
+    unit = centred / centred.norm(dim=-1, keepdim=True)
+    cosines = unit @ unit.transpose(-2, -1)  # [B, T, T]
+    T = h.shape[-2]
+    others = ~torch.eye(T, dtype=torch.bool, device=h.device)
+    return cosines[:, others].mean()
+
+
+def similarity_inputs(g: torch.Generator) -> list[tuple]:
+    """(h [B, T, d],): vectors with a shared offset (centring matters), of different sizes
+    (normalising matters), sequences unlike each other (pairs across sequences matter), and
+    the notebook's own kind: [8, 32, 64] in float64, every vector scaled to largest entry 1,
+    nearly collapsed onto one direction."""
+    offset = torch.randn(2, 4, 8, generator=g, dtype=torch.float64) + 3.0
+    sizes = torch.rand(2, 4, 1, generator=g, dtype=torch.float64) * 5 + 0.2
+    mixed = offset * sizes
+    mixed[1] = mixed[1].flip(-1) - 6.0
+    base = torch.randn(1, 1, 16, generator=g)
+    alike = (base + 0.3 * torch.randn(3, 5, 16, generator=g)) * (
+        1 + torch.rand(3, 5, 1, generator=g)
+    )
+    one_way = torch.randn(8, 1, 64, generator=g, dtype=torch.float64)
+    stack = one_way + 0.05 * torch.randn(8, 32, 64, generator=g, dtype=torch.float64)
+    stack = stack / stack.abs().amax(dim=-1, keepdim=True)
+    return [(mixed,), (alike + 2.0,), (stack,)]
+
+
+def _as_number(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`adapt` for the similarity exercise: a Python number, or a one-element tensor of any
+    shape, is as good as a 0-d tensor."""
+
+    def run(h: torch.Tensor) -> Any:
+        out = fn(h)
+        if isinstance(out, torch.Tensor) and out.numel() == 1:
+            return out.reshape(())
+        return torch.tensor(float(out)) if isinstance(out, int | float) else out
+
+    return run
+
+
+def _cosines(centred):
+    unit = centred / centred.norm(dim=-1, keepdim=True)
+    return unit @ unit.transpose(-2, -1)
+
+
+def _off_diagonal_mean(cosines):
+    T = cosines.shape[-1]
+    return cosines[:, ~torch.eye(T, dtype=torch.bool)].mean()
+
+
+def _centred(h):
+    return h - h.mean(dim=-1, keepdim=True)
+
+
+def _across_sequences(h):
+    flat = _centred(h).reshape(1, -1, h.shape[-1])  # every position of every sequence
+    return _off_diagonal_mean(_cosines(flat))
+
+
+def _dot_products(h):
+    c = _centred(h)
+    return _off_diagonal_mean(c @ c.transpose(-2, -1))
+
+
+def _normalised_over_positions(h):
+    c = _centred(h)
+    unit = c / c.norm(dim=-2, keepdim=True)
+    return _off_diagonal_mean(unit @ unit.transpose(-2, -1))
+
+
+register(
+    Exercise(
+        name="position_similarity",
+        notebook="05",
+        reference=_position_similarity,
+        make_inputs=similarity_inputs,
+        adapt=_as_number,
+        atol=1e-6,
+        rtol=1e-5,
+        properties=(
+            Property(
+                "a-cosine",
+                lambda out, *_: (
+                    None
+                    if -1 - 1e-6 <= float(out) <= 1 + 1e-6
+                    else f"{float(out):z.4g} cannot be a mean of cosines, which lie in [-1, 1]"
+                ),
+            ),
+        ),
+        mistakes=(
+            Mistake(
+                "not-centred",
+                "you compared the vectors as they are. A part shared by every feature (the "
+                "vector's mean over its features) makes any two vectors look alike; centre each "
+                "vector over its own features first, as LayerNorm does before it looks.",
+                lambda h: _off_diagonal_mean(_cosines(h)),
+                fix="centred = h - h.mean(dim=-1, keepdim=True)",
+            ),
+            Mistake(
+                "centred-over-positions",
+                "you centred over the wrong axis: you removed each feature's mean over the "
+                "positions, which makes the positions differ by construction. Remove each "
+                "vector's own mean, taken over its d features.",
+                lambda h: _off_diagonal_mean(_cosines(h - h.mean(dim=-2, keepdim=True))),
+                fix="h.mean(dim=-1, keepdim=True), the last axis",
+            ),
+            Mistake(
+                "self-pairs-included",
+                "your average includes each position compared with itself, a cosine of exactly "
+                "1 every time, which pulls the mean up. Average over pairs of different positions "
+                "only: T·(T − 1) of them per sequence.",
+                lambda h: _cosines(_centred(h)).mean(),
+                fix="leave out the diagonal: cosines[:, ~torch.eye(T, dtype=torch.bool)].mean()",
+            ),
+            Mistake(
+                "pairs-across-sequences",
+                "you compared positions of different sequences with each other. Collapse is "
+                "about the positions of one sequence becoming alike; compare within each "
+                "sequence, then average over the sequences.",
+                _across_sequences,
+                fix="keep the batch axis: unit @ unit.transpose(-2, -1) is [B, T, T]",
+            ),
+            Mistake(
+                "dot-not-cosine",
+                "you averaged dot products, which grow with the vectors' sizes. A cosine divides "
+                "each product by both vectors' lengths, so only their directions count.",
+                _dot_products,
+                fix="divide each centred vector by its norm over the last axis first",
+            ),
+            Mistake(
+                "normalised-over-positions",
+                "you divided by a length taken over the wrong axis (over the positions, for each "
+                "feature). Each vector must be divided by its own length, over its d features.",
+                _normalised_over_positions,
+                fix="centred.norm(dim=-1, keepdim=True)",
+            ),
+        ),
+        hints=(
+            "Two positions hold the same vector up to size when the cosine of the angle "
+            "between their vectors is 1. Centre each vector over its features first; then "
+            "average that cosine over every pair of different positions of a sequence, and over "
+            "the sequences.",
+            "Divide each centred vector by its length; the products of every pair of positions "
+            "of one sequence form a T × T matrix of cosines, whose diagonal (each position "
+            "with itself) stays out of the average.",
+        ),
+    )
+)
+
+# ---------------------------------------------------------------- fan_in_init_
+
+
+def _fan_in_init_(model, gain_after_gelu):
+    """Reference: every linear weight N(0, gain²/fan_in), the gain only on the MLP's down
+    projection (which reads the GELU's output), biases 0, embeddings N(0, 1); in place."""
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            fan_in = module.weight.shape[1]  # nn.Linear stores [out, in]
+            gain = gain_after_gelu if name.endswith("mlp.down") else 1.0
+            nn.init.normal_(module.weight, mean=0.0, std=gain / math.sqrt(fan_in))
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=1.0)
+    return model
+
+
+@dataclass(frozen=True)
+class InitModel:
+    """A GPT for the initialisation exercise, built afresh for every call with its biases set
+    to 0.1 (so that leaving them is seen)."""
+
+    n_layers: int
+    layer_norm: bool
+    d_model: int = 64
+    max_len: int = 64
+    seed: int = 0
+
+    def build(self) -> GPT:
+        torch.manual_seed(self.seed)
+        config = GPTConfig(
+            vocab_size=65, d_model=self.d_model, n_heads=4, n_layers=self.n_layers,
+            max_len=self.max_len,
+        )  # fmt: skip
+        model = build_gpt(config, Variant(residual=False, block_norms=self.layer_norm))
+        with torch.no_grad():
+            for module in model.modules():
+                if isinstance(module, nn.Linear) and module.bias is not None:
+                    module.bias.fill_(0.1)
+        return model
+
+
+INIT_STATISTICS = (
+    "weight std × √fan_in of attn.qkv, attn.proj, mlp.up, mlp.down, lm_head",
+    "largest |bias|",
+    "std of tok_emb, pos_emb",
+    "largest change to a LayerNorm's scale or shift",
+)
+
+
+def init_statistics(model: GPT) -> tuple[torch.Tensor, ...]:
+    """What an initialisation drew, pooled over the blocks (`INIT_STATISTICS`)."""
+    pooled: dict[str, list[torch.Tensor]] = {}
+    biases = [torch.zeros(())]
+    norms = [torch.zeros(())]
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            kind = ".".join(name.split(".")[-2:]) if name.startswith("blocks.") else name
+            scaled = module.weight.detach().flatten() * math.sqrt(module.in_features)
+            pooled.setdefault(kind, []).append(scaled)
+            if module.bias is not None:
+                biases.append(module.bias.detach().abs().max())
+        elif isinstance(module, nn.LayerNorm):
+            norms += [(module.weight.detach() - 1).abs().max(), module.bias.detach().abs().max()]
+    weights = torch.stack([torch.cat(pooled[k]).std() for k in INIT_KINDS])
+    embeddings = torch.stack(
+        [model.tok_emb.weight.detach().std(), model.pos_emb.weight.detach().std()]
+    )
+    return weights, torch.stack(biases).max(), embeddings, torch.stack(norms).max()
+
+
+INIT_KINDS = ("attn.qkv", "attn.proj", "mlp.up", "mlp.down", "lm_head")
+
+
+def run_init(fn: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """`adapt` for the initialisation exercise: build the model, seed torch's generator, let
+    fn(model, gain) re-initialise it in place, and measure what it drew."""
+
+    def run(spec: InitModel, gain: float) -> tuple[torch.Tensor, ...]:
+        model = spec.build()
+        torch.manual_seed(spec.seed + 1)
+        fn(model, gain)
+        return init_statistics(model)
+
+    return run
+
+
+def _init_with(std_of, *, embeddings=True, blocks_only=False, zero_biases=True):
+    """A catalogued initialisation: `std_of(name, linear, gain)` gives each linear layer's std."""
+
+    def init(model, gain):
+        root = model.blocks if blocks_only else model
+        for name, module in root.named_modules():
+            if isinstance(module, nn.Linear):
+                nn.init.normal_(module.weight, std=std_of(name, module, gain))
+                if zero_biases and module.bias is not None:
+                    nn.init.zeros_(module.bias)
+            elif isinstance(module, nn.Embedding) and embeddings:
+                nn.init.normal_(module.weight, std=1.0)
+
+    return init
+
+
+def _right_std(name, linear, gain):
+    return (gain if name.endswith("mlp.down") else 1.0) / math.sqrt(linear.in_features)
+
+
+register(
+    Exercise(
+        name="fan_in_init_",
+        notebook="05",
+        reference=_fan_in_init_,
+        make_inputs=lambda g: [
+            (InitModel(2, layer_norm=True), 1.5335),
+            (InitModel(24, layer_norm=False, max_len=32), 1.5335),
+            (InitModel(3, layer_norm=False, seed=1), 1.0),
+        ],
+        adapt=run_init,
+        atol=0.05,  # draws in another order give other samples: a few percent apart
+        rtol=0.05,
+        returns=INIT_STATISTICS,
+        mistakes=(
+            Mistake(
+                "fan-out",
+                "your standard deviations use each layer's number of outputs, not of inputs. "
+                "What keeps an output's variance is the number of terms it sums, the layer's "
+                "inputs; a linear layer stores its weight as [out, in].",
+                _init_with(
+                    lambda n, m, g: (
+                        (g if n.endswith("mlp.down") else 1.0) / math.sqrt(m.out_features)
+                    )
+                ),
+                fix="fan_in = module.weight.shape[1] (or module.in_features)",
+            ),
+            Mistake(
+                "variance-for-std",
+                "your weights are far too small: 1/fan_in is the variance the weights need; the "
+                "standard deviation is its square root.",
+                _init_with(lambda n, m, g: (g if n.endswith("mlp.down") else 1.0) / m.in_features),
+                fix="std = gain / math.sqrt(fan_in)",
+            ),
+            Mistake(
+                "gain-forgotten",
+                "the layer after the GELU has no gain: GELU keeps only part of its input's "
+                "second moment, so without the gain every MLP hands on a smaller signal than it "
+                "received.",
+                _init_with(lambda n, m, g: 1 / math.sqrt(m.in_features)),
+                fix="std = gain_after_gelu / math.sqrt(fan_in) for the layer named ...mlp.down",
+            ),
+            Mistake(
+                "gain-everywhere",
+                "you applied the gain to every linear layer. Only the layer that reads the "
+                "GELU's output needs it; the others read a signal of unit size already.",
+                _init_with(lambda n, m, g: g / math.sqrt(m.in_features)),
+                fix="the gain only where the module's name ends with mlp.down",
+            ),
+            Mistake(
+                "gain-before-gelu",
+                "the gain sits on the MLP's first layer, before the GELU. It must undo what the "
+                "GELU takes away, so it belongs to the layer that reads the GELU's output.",
+                _init_with(
+                    lambda n, m, g: (g if n.endswith("mlp.up") else 1.0) / math.sqrt(m.in_features)
+                ),
+                fix="the gain on mlp.down, not mlp.up",
+            ),
+            Mistake(
+                "embeddings-untouched",
+                "the embedding tables kept their small initial values: the stream starts from "
+                "them, so they must have unit size too.",
+                _init_with(_right_std, embeddings=False),
+                fix="nn.init.normal_(module.weight, std=1.0) for every nn.Embedding",
+            ),
+            Mistake(
+                "blocks-only",
+                "you re-initialised the blocks but not the embedding tables nor the "
+                "unembedding, which sit outside them.",
+                _init_with(_right_std, blocks_only=True),
+                fix="loop over model.named_modules(), not the blocks' modules",
+            ),
+            Mistake(
+                "biases-kept",
+                "the biases kept what they held: set every linear layer's bias to zero, so that "
+                "each output starts as the weighted sum alone.",
+                _init_with(_right_std, zero_biases=False),
+                fix="nn.init.zeros_(module.bias) where a layer has one",
+            ),
+            Mistake(
+                "not-in-place",
+                "the model you were given is unchanged. Re-initialise its own layers in place, "
+                "as the experiment uses the model it handed to you.",
+                lambda model, gain: None,
+                fix="write into module.weight with the nn.init functions",
+            ),
+        ),
+        hints=(
+            "A linear layer's output entry sums fan_in products of weight and input; with "
+            "weights of variance 1/fan_in and inputs of unit second moment, that sum has unit "
+            "variance too. GELU keeps only part of its input's second moment, so the layer "
+            "reading its output needs a gain on top.",
+            "A linear layer stores its weight as [out_features, in_features]: the fan-in is the "
+            "second size. Draw each linear weight from a normal distribution of standard "
+            "deviation gain/√fan_in (the gain only on the MLP's down projection), set biases "
+            "to 0, draw the embedding tables with standard deviation 1, and leave the "
+            "LayerNorms alone.",
         ),
     )
 )

@@ -14,6 +14,7 @@ from gptlib.lessons.checks import (
     read_outcome,
     verify,
 )
+from gptlib.lessons.checks.core import forget_tries
 from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, PASSED
 from tests.lessons.checks import (
     test_nb01,
@@ -33,12 +34,13 @@ EXERCISES = sorted(REGISTRY)
 INDEPENDENT = {
     "attention": test_nb02._by_einsum,
     "attention-module": test_nb04._BySdpa,
+    "block_gradient_norms": test_nb05.GRADIENT_ANSWERS["autograd.grad"],
     "block_forward": test_nb06._in_float64,
     "causal-attention-weights": test_nb03.WEIGHTS["torch.where in float64"],
     "causal-mask": test_nb03.MASKS["arange comparison"],
     "effective-choices": test_nb08.CHOICES["float64"],
     "embed": test_nb01.EMBED_ANSWERS["one-hot product"],
-    "ffn_parameter_count": test_nb05.COUNTS["a float"],
+    "fan_in_init_": test_nb05.INITS["kaiming_normal_"],
     "generate": test_nb07._generate_by_scatter,
     "gpt": test_nb07.ChapterNamesGPT,
     "gpt-attention": test_nb04._BySdpa,
@@ -49,6 +51,7 @@ INDEPENDENT = {
     "layer_norm": test_nb06.LAYER_NORMS["nn.LayerNorm"],
     "merge-heads": test_nb04.MERGES["cat of heads"],
     "mlp": test_nb05.ByHand,
+    "position_similarity": test_nb05.SIMILARITIES["loops over pairs"],
     "sinusoidal-positions": test_nb01._sinusoidal_by_loops,
     "softmax-rows": test_nb02.SOFTMAXES["log-sum-exp"],
     "split-heads": test_nb04.SPLITS["stack of chunks"],
@@ -90,6 +93,7 @@ def test_each_mistake_is_named(name, mistake, capsys):
         verify(name, mistake.implementation)
     assert str(info.value) == f"{name}: {mistake.message}"
     assert info.value.mistake == mistake.name
+    forget_tries(name)  # a mistake's second report adds its fix
     check(name, mistake.implementation, namespace={})
     assert read_outcome(capsys.readouterr().err) == Outcome(
         name, MISTAKE, " ".join(mistake.message.split()), mistake.name
