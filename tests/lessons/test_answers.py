@@ -88,7 +88,10 @@ def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
                 line for line in cell.source.splitlines() if not line.startswith(("%", "!"))
             )
             for node in ast.walk(ast.parse(code)):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "answer":
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") in (
+                    "answer",
+                    "Question",
+                ):
                     key = node.args[0].value
                     calls.setdefault(key, []).append((path.name, {k.arg for k in node.keywords}))
     return calls

@@ -83,7 +83,7 @@ def plot_token_similarity(similarities: dict[str, torch.Tensor]) -> Figure:
     for label, similarity in similarities.items():
         layers = range(1, len(similarity) + 1)
         ax.plot(layers, similarity.tolist(), marker="o", ms=3, label=label)
-    ax.axhline(1.0, color="grey", ls="--", lw=1, label="every position holds the same vector")
+    ax.axhline(1.0, color="grey", ls="--", lw=1, label="every position points the same way")
     ax.set(
         title="how alike the positions' vectors become",
         xlabel="block (1 = next to the input)",

@@ -57,7 +57,7 @@ def test_similarity_plot():
     fig = viz.plot_token_similarity({"a": torch.tensor([0.25, 0.5, 1.0])})
     lines = fig.axes[0].get_lines()
     assert list(lines[0].get_ydata()) == [0.25, 0.5, 1.0]
-    assert lines[1].get_label() == "every position holds the same vector"
+    assert lines[1].get_label() == "every position points the same way"
     plt.close(fig)
 
 
