@@ -1,7 +1,7 @@
 """Exercises of notebook 05: the MLP as a module (notebook 07 restates it for the capstone), and
-the three functions the deep-stack experiment runs on: each block's gradient norm after one
-backward pass, an initialisation that keeps each layer's signal at its input's size, and how
-alike the positions' vectors are."""
+the two functions the deep-stack experiment runs on: an initialisation that keeps each layer's
+signal at its input's size, and how alike the positions' vectors are. (Each block's gradient
+norm is notebook 06's exercise; here gptlib measures it.)"""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from gptlib.lessons.checks.core import (
     mistake_error,
     register,
 )
-from gptlib.lessons.experiments.residuals import as_norms, deep_stack
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
 
@@ -87,9 +86,16 @@ class _NoBiases(nn.Module):
 
 
 class _HiddenWidthD(nn.Module):
+    """The catalogue's own d-wide MLP: no gptlib weights fit it, so it keeps weights drawn from a
+    fixed seed, and only it reproduces its own output."""
+
     def __init__(self, d_model):
         super().__init__()
         self.up, self.down = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        g = torch.Generator().manual_seed(5)
+        with torch.no_grad():
+            for p in self.parameters():
+                p.copy_(torch.randn(p.shape, generator=g))
 
     def forward(self, x):
         return self.down(F.gelu(self.up(x)))
@@ -110,8 +116,8 @@ def _load_weights(
 ) -> None:
     """Copy gptlib's MLP weights into the student's module by name; a missing layer, an extra
     parameter or a wrong shape is a `CheckError` of `exercise` saying which. A hidden layer of
-    width d is the catalogued mistake: reported as one (its fix the second time) unless the
-    module is the catalogue's own, tried while another answer is diagnosed."""
+    width d is the catalogued mistake, reported as one (its fix the second time); the
+    catalogue's own such module keeps its seeded weights and is matched by its output."""
     params = dict(module.named_parameters())
     missing = [f"{name}.weight" for name in MLP_LAYERS if f"{name}.weight" not in params]
     if missing:
@@ -130,7 +136,7 @@ def _load_weights(
         )
     if params["up.weight"].shape == (d_model, d_model):
         if isinstance(module, _HiddenWidthD):
-            raise CheckError(exercise, HIDDEN_WIDTH_D.message, HIDDEN_WIDTH_D.name)
+            return  # tried while another answer is diagnosed: it must not count as made
         raise mistake_error(exercise_named(exercise), HIDDEN_WIDTH_D)
     for name, p in params.items():
         if p.shape != weights[name].shape:
@@ -243,308 +249,6 @@ register(
     )
 )
 
-# ---------------------------------------------------------------- block_gradient_norms
-
-
-def _block_gradient_norms(model, inputs, targets):
-    """Reference: one forward and backward pass on this batch alone, then the norm of all of each
-    block's parameter gradients together, block 1 first. [L]"""
-    model.zero_grad()
-    _, loss = model(inputs, targets)
-    loss.backward()
-    norms = []
-    for block in model.blocks:
-        total = 0.0
-        for p in block.parameters():
-            total = total + p.grad.pow(2).sum()
-        norms.append(total.sqrt())
-    return torch.stack(norms)
-
-
-@dataclass(frozen=True)
-class Stack:
-    """A small deep stack for the gradient exercise, built afresh for every call (so that no
-    call sees another's gradients). `stale`: it arrives holding the gradients of another batch,
-    as a model in the middle of training does."""
-
-    n_layers: int
-    residual: bool
-    layer_norm: bool
-    dtype: torch.dtype = torch.float64
-    stale: bool = True
-    d_model: int = 16
-    seed: int = 0
-
-    def build(self) -> GPT:
-        model = deep_stack(
-            self.n_layers, self.residual, self.layer_norm, d_model=self.d_model, block_size=8,
-            seed=self.seed,
-        ).to(self.dtype)  # fmt: skip
-        if self.stale:
-            earlier = torch.randint(0, 65, (2, 9), generator=torch.Generator().manual_seed(99))
-            model(earlier[:, :-1], earlier[:, 1:])[1].backward()
-        return model
-
-
-def gradient_inputs(g: torch.Generator) -> list[tuple]:
-    """(stack, inputs [B, T], targets [B, T]): float32 and float64 stacks with and without
-    skips and LayerNorms, one so deep without skips that its lowest gradients lie below
-    float32's range (as in the notebook's 24-block stacks), and the notebook's own kind last:
-    24 blocks of width 64, fresh, with no gradients yet."""
-    stacks = (
-        Stack(3, residual=True, layer_norm=True, dtype=torch.float32),
-        Stack(4, residual=False, layer_norm=False),
-        Stack(12, residual=False, layer_norm=False, seed=1),
-        Stack(24, residual=False, layer_norm=True, stale=False, d_model=64, seed=2),
-    )
-    cases = []
-    for stack in stacks:
-        ids = torch.randint(0, 65, (2, 9), generator=g)
-        cases.append((stack, ids[:, :-1], ids[:, 1:]))
-    return cases
-
-
-class GradientsEmpty(Exception):
-    """The answer read gradients that had been cleared and not yet filled by a backward pass."""
-
-    def __init__(self) -> None:
-        super().__init__("the gradients were read while empty")
-
-
-class GradientsNotYet(Exception):
-    """The answer touched a gradient of a model that had not been through a backward pass."""
-
-    def __init__(self) -> None:
-        super().__init__("a gradient was touched before any backward pass had made it")
-
-
-def run_gradient_norms(fn: Callable[..., Any]) -> Callable[..., torch.Tensor]:
-    """`adapt` for the gradient exercise: build the stack, call fn(model, inputs, targets) and
-    return its norms as a tensor. Gradients touched while they are None (no backward pass has
-    filled them) and an all-zero result become the two errors above, whatever the expression
-    that met them, so that the catalogue can name them."""
-
-    def run(stack: Stack, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        model = stack.build()
-        filled: list[bool] = []
-        hooks = [
-            p.register_post_accumulate_grad_hook(lambda _: filled.append(True))
-            for p in model.parameters()
-        ]
-        try:
-            result = fn(model, inputs, targets)
-        except (AttributeError, TypeError) as exc:
-            if "NoneType" in str(exc) and "backward" not in str(exc) and not filled:
-                raise (GradientsEmpty() if stack.stale else GradientsNotYet()) from exc
-            raise
-        finally:
-            for hook in hooks:
-                hook.remove()
-        norms = as_norms(result) if isinstance(result, list | tuple) else result
-        if isinstance(norms, torch.Tensor) and norms.numel() and not norms.any():
-            raise GradientsEmpty()
-        return norms
-
-    return run
-
-
-def _norms_now(model):
-    """The norms of whatever each block's parameters hold in their gradients now. [L]"""
-    return torch.stack(
-        [torch.cat([p.grad.flatten() for p in b.parameters()]).norm() for b in model.blocks]
-    )
-
-
-def _backward(model, inputs, targets):
-    model(inputs, targets)[1].backward()
-
-
-def _accumulated(model, inputs, targets):
-    _backward(model, inputs, targets)  # on top of what the model held
-    return _norms_now(model)
-
-
-def _stale(model, inputs, targets):
-    norms = _norms_now(model)  # read before this batch's backward pass
-    _backward(model, inputs, targets)
-    return norms
-
-
-def _read_cleared(model, inputs, targets):
-    model.zero_grad()
-    norms = _norms_now(model)
-    _backward(model, inputs, targets)
-    return norms
-
-
-def _zeroed_by_hand(model, inputs, targets):
-    for p in model.parameters():
-        p.grad.zero_()
-    _backward(model, inputs, targets)
-    return _norms_now(model)
-
-
-def _fresh_norms(model, inputs, targets, per_block):
-    model.zero_grad()
-    _backward(model, inputs, targets)
-    return torch.stack([per_block(list(b.parameters())) for b in model.blocks])
-
-
-def _weights(model, inputs, targets):
-    model.zero_grad()
-    _backward(model, inputs, targets)
-    return torch.stack(
-        [torch.cat([p.detach().flatten() for p in b.parameters()]).norm() for b in model.blocks]
-    )
-
-
-def _under_no_grad(model, inputs, targets):
-    model.zero_grad()
-    with torch.no_grad():
-        _, loss = model(inputs, targets)
-    loss.backward()
-    return _norms_now(model)
-
-
-def _in_float32(model, inputs, targets):
-    return torch.tensor([n.item() for n in _block_gradient_norms(model, inputs, targets)])
-
-
-register(
-    Exercise(
-        name="block_gradient_norms",
-        notebook="05",
-        reference=_block_gradient_norms,
-        make_inputs=gradient_inputs,
-        adapt=run_gradient_norms,
-        atol=0.0,  # the stacks without skips reach 1e-50: only a relative error means anything
-        rtol=1e-4,
-        properties=(
-            Property(
-                "norms",
-                lambda out, *_: None if bool((out >= 0).all()) else "a norm cannot be negative",
-            ),
-        ),
-        # zeroed-by-hand first: on a fresh model every gradient touched before a backward pass
-        # raises the same error, and that is the misconception a fresh model reveals
-        mistakes=(
-            Mistake(
-                "zeroed-by-hand",
-                "on a model that has not been through a backward pass, a parameter's gradient is "
-                "None, not a tensor of zeros, so it cannot be zeroed (or read) entry by entry. "
-                "Let the model clear its gradients: its own method handles both cases.",
-                _zeroed_by_hand,
-                fix="model.zero_grad() instead of zeroing each p.grad",
-            ),
-            Mistake(
-                "zero-grad-forgotten",
-                "your norms include the gradients the model already held when it was handed to "
-                "you: a backward pass adds into each parameter's gradient rather than replacing "
-                "it, so old gradients must be cleared before this batch's pass.",
-                _accumulated,
-                fix="model.zero_grad() before the forward pass",
-            ),
-            Mistake(
-                "stale-gradients",
-                "these are the norms of the gradients the model held before this batch's "
-                "backward pass ran: a parameter's gradient describes this batch only once the "
-                "backward pass has filled it in, so read it after that pass.",
-                _stale,
-                fix="loss.backward() first, then read p.grad",
-            ),
-            Mistake(
-                "read-before-backward",
-                "your code read the gradients while they were empty: after they were cleared and "
-                "before the backward pass had filled them in again. Clear, run the forward and "
-                "backward passes, and only then read.",
-                _read_cleared,
-                fix="model.zero_grad(); _, loss = model(inputs, targets); loss.backward(); then "
-                "read p.grad",
-            ),
-            Mistake(
-                "weights-not-gradients",
-                "you measured the size of each block's weights, not of their gradients: the "
-                "gradient of a parameter is a tensor of its own shape, kept beside it.",
-                _weights,
-                fix="p.grad in place of p",
-            ),
-            Mistake(
-                "sum-of-norms",
-                "you added up the norms of the block's parameters one by one. The norm of all "
-                "of them together is the length of one long vector holding every entry: norms "
-                "add in quadrature (squares add), not directly.",
-                lambda m, i, t: _fresh_norms(m, i, t, lambda ps: sum(p.grad.norm() for p in ps)),
-                fix="sum the squares of every entry of every parameter, then take one square root",
-            ),
-            Mistake(
-                "squared-norm",
-                "that is the squared norm: the sum of the squared gradient entries still needs "
-                "its square root.",
-                lambda m, i, t: _fresh_norms(
-                    m, i, t, lambda ps: sum(p.grad.pow(2).sum() for p in ps)
-                ),
-                fix="take .sqrt() of the block's sum of squares",
-            ),
-            Mistake(
-                "root-mean-square",
-                "you divided by the number of gradient entries: that is their root mean square, "
-                "a typical entry's size. The norm is the whole vector's length, so a block with "
-                "more parameters has a larger norm.",
-                lambda m, i, t: _fresh_norms(
-                    m,
-                    i,
-                    t,
-                    lambda ps: torch.cat([p.grad.flatten() for p in ps]).pow(2).mean().sqrt(),
-                ),
-                fix="sum of squares, not mean, before the square root",
-            ),
-            Mistake(
-                "weight-matrices-only",
-                "you measured only the weight matrices and left out the block's other "
-                "parameters (the biases, and the LayerNorms' scales and shifts where the block "
-                "has them): the block's gradient is that of all its parameters.",
-                lambda m, i, t: _fresh_norms(
-                    m,
-                    i,
-                    t,
-                    lambda ps: torch.cat([p.grad.flatten() for p in ps if p.dim() == 2]).norm(),
-                ),
-                fix="iterate over block.parameters(), every one of them",
-            ),
-            Mistake(
-                "blocks-reversed",
-                "your norms come in the reverse order: block 1, the one next to the input, comes "
-                "first (backpropagation reaches it last, but the list follows the model).",
-                lambda m, i, t: _block_gradient_norms(m, i, t).flip(0),
-                fix="iterate over model.blocks in their own order",
-            ),
-            Mistake(
-                "float32-result",
-                "your result was rounded to float32, whose smallest positive number is about "
-                "1.4e-45: in a deep stack without skips the lowest blocks' gradients are smaller "
-                "than that, and became 0. Keep the norms in the gradients' own dtype.",
-                _in_float32,
-                fix="torch.stack(norms) rather than torch.tensor([n.item() for n in norms])",
-            ),
-            Mistake(
-                "forward-without-gradients",
-                "the forward pass ran with gradient tracking switched off, so the loss records "
-                "no operations for the backward pass to go back through.",
-                _under_no_grad,
-                fix="run the forward pass outside torch.no_grad()",
-            ),
-        ),
-        hints=(
-            "A backward pass fills each parameter's gradient. A block's gradient norm treats "
-            "all the gradient entries of all its parameters as one long vector and takes that "
-            "vector's length.",
-            "Start from clean gradients (the model may arrive holding some), take the loss the "
-            "model returns for these targets, run the backward pass, then for each block in "
-            "order add up the squares of every gradient entry of its parameters and take one "
-            "square root; keep the gradients' dtype (float64 here).",
-        ),
-    )
-)
 
 # ---------------------------------------------------------------- position_similarity
 
@@ -906,6 +610,160 @@ register(
             "deviation gain/√fan_in (the gain only on the MLP's down projection), set biases "
             "to 0, draw the embedding tables with standard deviation 1, and leave the "
             "LayerNorms alone.",
+        ),
+    )
+)
+
+
+# ---------------------------------------------------------------- stream_readout
+
+
+def _streams(model, idx, chained=True, positions=True):
+    """The stream at every stage: the embeddings, then after each block. [L+1] of [B, T, d]"""
+    x = model.tok_emb(idx)
+    if positions:
+        x = x + model.pos_emb(torch.arange(idx.shape[1]))
+    streams = [x]
+    for block in model.blocks:
+        streams.append(block(streams[-1] if chained else x))
+    return streams
+
+
+def _read(model, streams, targets, final_norm=True, reduction="mean", against=None):
+    losses, accuracies = [], []
+    for stream in streams:
+        logits = model.lm_head(model.ln_f(stream) if final_norm else stream)  # [B, T, V]
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction=reduction)
+        losses.append(loss)
+        right = logits.argmax(dim=-1) == (targets if against is None else against)
+        accuracies.append(right.float().mean())
+    return torch.stack(losses), torch.stack(accuracies)
+
+
+@torch.no_grad()
+def _stream_readout(model, idx, targets):
+    """Reference: the stream after the embeddings and after each block, each read through the
+    final LayerNorm and the unembedding. idx, targets [B, T] → (losses [L+1], accuracies [L+1])"""
+    return _read(model, _streams(model, idx), targets)
+
+
+@torch.no_grad()
+def _probabilities_scored(model, idx, targets):
+    losses, accuracies = [], []
+    for stream in _streams(model, idx):
+        probs = model.lm_head(model.ln_f(stream)).softmax(dim=-1)
+        losses.append(F.cross_entropy(probs.flatten(0, 1), targets.flatten()))
+        accuracies.append((probs.argmax(dim=-1) == targets).float().mean())
+    return torch.stack(losses), torch.stack(accuracies)
+
+
+def readout_inputs(g: torch.Generator) -> list[tuple]:
+    """(model, idx [B, T], targets [B, T]): small GPTs in eval mode with weights large enough
+    that every stage predicts something different (GPT-2's 0.02 leaves every stage near a
+    uniform guess), one tied and bias-free with windows shorter than its context, and one of
+    the shipped model's shape fed windows of 128 as the notebook does."""
+    cases = []
+    shapes = (
+        (GPTConfig(vocab_size=11, d_model=16, n_heads=2, n_layers=2, max_len=8), (2, 8)),
+        (
+            GPTConfig(vocab_size=13, d_model=16, n_heads=4, n_layers=3, max_len=16,
+                      tie_weights=True, bias=False),
+            (3, 5),
+        ),
+        (GPTConfig(vocab_size=65, d_model=128, n_heads=4, n_layers=4, max_len=128), (2, 128)),
+    )  # fmt: skip
+    for config, (B, T) in shapes:
+        torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=g)))
+        model = GPT(config).eval()
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.dim() == 2:
+                    p.normal_(0.0, 0.5)
+        ids = torch.randint(0, config.vocab_size, (B, T + 1), generator=g)
+        cases.append((model, ids[:, :-1], ids[:, 1:]))
+    return cases
+
+
+register(
+    Exercise(
+        name="stream_readout",
+        notebook="05",
+        reference=_stream_readout,
+        make_inputs=readout_inputs,
+        atol=1e-5,
+        rtol=1e-4,
+        returns=("losses", "accuracies"),
+        properties=(
+            Property(
+                "accuracies",
+                lambda out, *_: (
+                    None
+                    if bool(((out[1] >= 0) & (out[1] <= 1)).all())
+                    else "an accuracy is a share of positions, between 0 and 1"
+                ),
+            ),
+        ),
+        mistakes=(
+            Mistake(
+                "no-final-norm",
+                "you read each stream through the unembedding alone. The model reads its last "
+                "stream through its final LayerNorm first; reading an earlier stream the way the "
+                "model reads its last one means normalising it first as well.",
+                torch.no_grad()(lambda m, i, t: _read(m, _streams(m, i), t, final_norm=False)),
+                fix="logits = model.lm_head(model.ln_f(stream))",
+            ),
+            Mistake(
+                "positions-forgotten",
+                "your stream starts from the token embeddings alone: the model adds each "
+                "position's learned vector to its token's before the first block.",
+                torch.no_grad()(lambda m, i, t: _read(m, _streams(m, i, positions=False), t)),
+                fix="x = model.tok_emb(idx) + model.pos_emb(torch.arange(idx.shape[1]))",
+            ),
+            Mistake(
+                "blocks-not-chained",
+                "each of your blocks read the embeddings rather than the stream the block before "
+                "it left: the stream flows through the blocks in turn, each reading what the "
+                "previous one returned.",
+                torch.no_grad()(lambda m, i, t: _read(m, _streams(m, i, chained=False), t)),
+                fix="x = block(x) inside the loop, keeping each x",
+            ),
+            Mistake(
+                "embeddings-left-out",
+                "your stages start after block 1. The first stage is the stream before any "
+                "block, the embeddings, so there is one more stage than there are blocks.",
+                torch.no_grad()(lambda m, i, t: _read(m, _streams(m, i)[1:], t)),
+                fix="start the list of streams with the embeddings, before the loop over blocks",
+            ),
+            Mistake(
+                "loss-summed",
+                "your loss adds up the cross-entropy of every position: the model's loss is "
+                "the mean over positions, which does not grow with the batch.",
+                torch.no_grad()(lambda m, i, t: _read(m, _streams(m, i), t, reduction="sum")),
+                fix="F.cross_entropy's default reduction, the mean",
+            ),
+            Mistake(
+                "probabilities-scored",
+                "you passed probabilities to the cross-entropy, which applies its own softmax: "
+                "it wants the raw logits.",
+                _probabilities_scored,
+                fix="F.cross_entropy(logits.flatten(0, 1), targets.flatten()), without softmax",
+            ),
+            Mistake(
+                "accuracy-against-inputs",
+                "your accuracy compares each prediction with the token at its own position. "
+                "Each position predicts the next character, which is what the targets hold.",
+                torch.no_grad()(lambda m, i, t: _read(m, _streams(m, i), t, against=i)),
+                fix="(logits.argmax(dim=-1) == targets).float().mean()",
+            ),
+        ),
+        hints=(
+            "The stream starts as each token's embedding plus its position's, and every block "
+            "hands the next one the stream it returns. Keep every stage, the embeddings "
+            "included: one more stage than blocks.",
+            "Read each stage as the model reads its last one: its final LayerNorm, then its "
+            "unembedding, giving logits [B, T, V]. Score them with the mean cross-entropy "
+            "against the targets over every position, and count how often the largest logit "
+            "sits on the target.",
         ),
     )
 )

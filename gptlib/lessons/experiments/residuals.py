@@ -1,5 +1,5 @@
 """Experiments of notebook 05: where a block's parameters live, the MLP's nonlinearity, deep
-stacks with and without residual connections (measured by the student's functions), and the
+stacks with and without residual connections (measured by the functions handed in), and the
 residual stream's writes.
 
 Shapes: B batch, T positions, d model width, L blocks.
@@ -152,8 +152,8 @@ def gradient_flow(
     seed: int = 0,
 ) -> GradientFlow:
     """One forward and backward pass of `deep_stack` on random tokens, measured by
-    `grad_norms(model, inputs, targets)` (per-block gradient norms [L], notebook 05's
-    exercise), with each block's output recorded on the way."""
+    `grad_norms(model, inputs, targets)` (per-block gradient norms [L]: notebook 05 hands in
+    `gradient_norms.loss_gradient_norms`), with each block's output recorded on the way."""
     if n_layers < 1 or block_size < 2:
         raise ValueError(f"need n_layers >= 1 and block_size >= 2, got {n_layers}, {block_size}")
     model = deep_stack(

@@ -12,6 +12,7 @@ from torch import nn
 from gptlib import GPT, MLP, GPTConfig
 from gptlib.lessons.checks import REGISTRY, CheckError, nb05, verify
 from gptlib.lessons.experiments import residuals
+from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from tests.lessons.checks.test_hints import RUN, SOLUTIONS, code_tokens, runs, text_tokens
 
 
@@ -108,103 +109,6 @@ def test_a_function_instead_of_a_module_is_explained():
         verify("mlp", lambda d_model: lambda x: x)
 
 
-# ---------------------------------------------------------------- block_gradient_norms
-
-
-def _grads_by_autograd(model, inputs, targets):
-    """torch.autograd.grad: no .grad field is read or written, so stale gradients cannot leak."""
-    _, loss = model(inputs, targets)
-    per_block = [list(b.parameters()) for b in model.blocks]
-    grads = torch.autograd.grad(loss, [p for ps in per_block for p in ps])
-    norms, start = [], 0
-    for ps in per_block:
-        chunk = grads[start : start + len(ps)]
-        start += len(ps)
-        norms.append(torch.linalg.vector_norm(torch.cat([g.flatten() for g in chunk])))
-    return torch.stack(norms)
-
-
-def _grads_by_clipping(model, inputs, targets):
-    """clip_grad_norm_ with an infinite bound returns the total norm and changes nothing."""
-    model.zero_grad(set_to_none=False)
-    model(inputs, targets)[1].backward()
-    return torch.stack(
-        [torch.nn.utils.clip_grad_norm_(b.parameters(), math.inf) for b in model.blocks]
-    )
-
-
-def _grads_as_python_floats(model, inputs, targets):
-    """A list of Python floats (float64), summed entry by parameter with math.sqrt."""
-    for p in model.parameters():
-        p.grad = None
-    loss = model(inputs, targets)[1]
-    loss.backward()
-    out = []
-    for block in model.blocks:
-        squares = sum(float(p.grad.double().square().sum()) for _, p in block.named_parameters())
-        out.append(math.sqrt(squares))
-    return out
-
-
-def _grads_as_list_of_tensors(model, inputs, targets):
-    model.zero_grad()
-    model(inputs, targets)[1].backward()
-    return [sum(p.grad.norm() ** 2 for p in b.parameters()) ** 0.5 for b in model.blocks]
-
-
-GRADIENT_ANSWERS = {
-    "autograd.grad": _grads_by_autograd,
-    "clip_grad_norm_": _grads_by_clipping,
-    "Python floats": _grads_as_python_floats,
-    "a list of tensors": _grads_as_list_of_tensors,
-}
-
-
-@pytest.mark.parametrize("answer", GRADIENT_ANSWERS.values(), ids=GRADIENT_ANSWERS)
-def test_other_right_gradient_measurements_pass(answer):
-    assert verify("block_gradient_norms", answer) == 4
-
-
-def test_the_gradient_reference_agrees_with_a_hand_computation():
-    """A 2-block stack: each block's norm is that of its parameters' gradients, taken from a
-    fresh backward pass of a copy of the model (the reference clears what the model held)."""
-    stack = nb05.Stack(2, residual=True, layer_norm=True)
-    model, copy = stack.build(), stack.build()
-    ids = torch.randint(0, 65, (2, 9), generator=torch.Generator().manual_seed(3))
-    got = nb05._block_gradient_norms(model, ids[:, :-1], ids[:, 1:])
-    for p in copy.parameters():
-        p.grad = None
-    copy(ids[:, :-1], ids[:, 1:])[1].backward()
-    for i, block in enumerate(copy.blocks):
-        squares = [float((p.grad**2).sum()) for p in block.parameters()]
-        assert got[i].item() == pytest.approx(math.sqrt(sum(squares)), rel=1e-12)
-
-
-def test_the_gradient_inputs_reach_below_float32_and_hold_stale_gradients():
-    stacks = [args[0] for args in REGISTRY["block_gradient_norms"].inputs()]
-    assert any(s.stale for s in stacks) and not stacks[-1].stale  # the notebook's models: fresh
-    deep = [s for s in stacks if s.n_layers == 12][0]
-    ids = torch.randint(0, 65, (2, 9), generator=torch.Generator().manual_seed(0))
-    norms = nb05._block_gradient_norms(deep.build(), ids[:, :-1], ids[:, 1:])
-    assert norms.min() < 2.0**-149 < norms.max()  # some would be 0 in float32, not all
-
-
-def test_the_gradient_answer_is_what_the_notebooks_sweep_uses():
-    flow = residuals.gradient_flow(3, residual=False, grad_norms=_grads_by_autograd)
-    again = residuals.gradient_flow(3, residual=False, grad_norms=nb05._block_gradient_norms)
-    torch.testing.assert_close(flow.grad_norms, again.grad_norms, rtol=1e-10, atol=0)
-
-
-def test_an_uncatalogued_error_reaches_the_student_with_its_type():
-    def no_targets(model, inputs, targets):
-        model.zero_grad()
-        _, loss = model(inputs)  # no targets: no loss
-        loss.backward()
-
-    with pytest.raises(CheckError, match="your function raised AttributeError"):
-        verify("block_gradient_norms", no_targets)
-
-
 # ---------------------------------------------------------------- position_similarity
 
 
@@ -266,7 +170,7 @@ def test_the_sweeps_scaling_changes_no_cosine():
     the norm would still work but the small-number guards of F.normalize and
     F.cosine_similarity (1e-12, 1e-8) would not."""
     flow = residuals.gradient_flow(
-        24, residual=False, layer_norm=False, grad_norms=_grads_by_autograd
+        24, residual=False, layer_norm=False, grad_norms=loss_gradient_norms
     )
     assert flow.stream_norms[-1] < 1e-100
     last = flow.outputs[-1]
@@ -358,7 +262,7 @@ def test_the_initialisation_statistics_of_the_reference():
 
 # ---------------------------------------------------------------- the catalogue's messages
 
-NOTEBOOK_05 = ("mlp", "block_gradient_norms", "fan_in_init_", "position_similarity")
+NOTEBOOK_05 = ("mlp", "fan_in_init_", "position_similarity", "stream_readout")
 
 
 @pytest.mark.parametrize("name", NOTEBOOK_05)
@@ -371,3 +275,67 @@ def test_mistake_messages_teach_in_words_and_leave_the_code_to_the_fix(name):
         shared = runs(text_tokens(mistake.message), RUN) & solution
         assert not shared, f"{mistake.name}: {sorted(shared)[:2]}"
         assert mistake.fix, f"{mistake.name} has no fix"
+
+
+# ---------------------------------------------------------------- stream_readout
+
+
+def _readout_by_hooks(model, idx, targets):
+    """The streams caught on their way through the model's own forward pass; the loss from
+    log-probabilities gathered at the targets, in float64; the accuracy counted."""
+    streams = []
+    hooks = [model.blocks[0].register_forward_pre_hook(lambda _, args: streams.append(args[0]))]
+    hooks += [b.register_forward_hook(lambda *a: streams.append(a[-1])) for b in model.blocks]
+    try:
+        with torch.no_grad():
+            model(idx)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    losses, accuracies = [], []
+    for stream in streams:
+        logits = model.lm_head(model.ln_f(stream)).double()
+        picked = logits.log_softmax(dim=-1).gather(-1, targets[..., None])
+        losses.append(-picked.mean())
+        accuracies.append((logits.argmax(dim=-1) == targets).sum() / targets.numel())
+    return torch.stack(losses), torch.stack(accuracies)
+
+
+def _readout_as_floats(model, idx, targets):
+    x = model.tok_emb(idx) + model.pos_emb.weight[: idx.shape[1]]
+    losses, accuracies = [], []
+    for stage in range(len(model.blocks) + 1):
+        if stage:
+            x = model.blocks[stage - 1](x)
+        logits = model.lm_head(model.ln_f(x))
+        losses.append(F.cross_entropy(logits.transpose(1, 2), targets).item())
+        accuracies.append((logits.argmax(dim=-1) == targets).float().mean().item())
+    return torch.tensor(losses), torch.tensor(accuracies)
+
+
+def _readout_last_from_the_model(model, idx, targets):
+    losses, accuracies = nb05._stream_readout(model, idx, targets)
+    logits, loss = model(idx, targets)  # the last stage is the model's own prediction
+    losses[-1], accuracies[-1] = loss, (logits.argmax(-1) == targets).double().mean()
+    return losses, accuracies
+
+
+READOUTS = {
+    "hooks and log-probabilities": _readout_by_hooks,
+    "numbers gathered, then a tensor": _readout_as_floats,
+    "last stage from the model": _readout_last_from_the_model,
+}
+
+
+@pytest.mark.parametrize("answer", READOUTS.values(), ids=READOUTS)
+def test_other_right_readouts_pass(answer):
+    assert verify("stream_readout", answer) == 3
+
+
+def test_the_readouts_last_stage_is_the_models_own_prediction():
+    for model, idx, targets in REGISTRY["stream_readout"].inputs():
+        losses, accuracies = nb05._stream_readout(model, idx, targets)
+        logits, loss = model(idx, targets)
+        assert len(losses) == len(model.blocks) + 1
+        assert losses[-1].item() == pytest.approx(loss.item(), abs=1e-5)
+        assert accuracies[-1] == (logits.argmax(-1) == targets).float().mean()

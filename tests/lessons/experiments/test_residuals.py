@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from gptlib import Block, GPTConfig
 from gptlib.lessons.checks import nb05
 from gptlib.lessons.experiments import residuals
+from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 
 
@@ -90,7 +91,7 @@ def test_gelu_gain_matches_a_monte_carlo_estimate():
 
 def _flow(n_layers, residual, layer_norm=True, init=None, **kw):
     return residuals.gradient_flow(
-        n_layers, residual, nb05._block_gradient_norms, layer_norm=layer_norm, init=init, **kw
+        n_layers, residual, loss_gradient_norms, layer_norm=layer_norm, init=init, **kw
     )
 
 
