@@ -214,7 +214,16 @@ SPECS: dict[str, NotebookSpec] = {
     ),
     "05_feed_forward_and_residuals": NotebookSpec(
         "05_*.ipynb",
-        (*prediction("guess_orders = Prediction(", "100", "guess_orders.reveal("),),
+        (
+            *prediction("guess_orders = Prediction(", "100", "guess_orders.reveal("),
+            *choice_prediction(
+                "guess_layernorm = Prediction(", "larger", "guess_layernorm.reveal("
+            ),
+            question("q_share = Question("),
+            question("q_line = Question("),
+            question("q_skips = Question("),
+        ),
+        ignored={"smaller": OTHER_CHOICE},
     ),
     "06_norm_placement": NotebookSpec(
         "06_*.ipynb",

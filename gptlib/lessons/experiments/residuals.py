@@ -1,5 +1,6 @@
-"""Experiments of notebook 05: where a block's parameters live, the MLP's nonlinearity, and
-what the residual connection does for gradients and for the token vectors.
+"""Experiments of notebook 05: where a block's parameters live, the MLP's nonlinearity, deep
+stacks with and without residual connections (measured by the functions handed in), and the
+residual stream's writes.
 
 Shapes: B batch, T positions, d model width, L blocks.
 """
@@ -15,7 +16,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from gptlib.hooks import capture_inputs, capture_outputs, evaluating
-from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, Block, GPTConfig, check_heads, check_positive_int
 
@@ -63,9 +63,6 @@ def activation_values_and_slopes(
     return result
 
 
-INITS = ("gpt2", "lecun", "variance-preserving")
-
-
 def gelu_gain() -> float:
     """1 / √E[GELU(z)²] for z ~ N(0, 1), about 1.53: the gain that undoes GELU's shrinkage.
 
@@ -78,44 +75,11 @@ def gelu_gain() -> float:
     return float(second_moment.rsqrt())
 
 
-def fan_in_init_(model: GPT, gain_after_gelu: float) -> GPT:
-    """Re-initialise `model` in place so that each layer keeps its input's scale; return it.
-
-    Every linear weight N(0, 1/fan_in) (LeCun), the one after the MLP's GELU (`mlp.down`) with
-    an extra `gain_after_gelu`; biases 0; embeddings N(0, 1); LayerNorms left at γ=1, β=0.
-    With `gelu_gain()` each sublayer hands on a signal of its input's size (notebook 05).
-    """
-    for name, module in model.named_modules():
-        if isinstance(module, nn.Linear):
-            gain = gain_after_gelu if name.endswith("mlp.down") else 1.0
-            nn.init.normal_(module.weight, mean=0.0, std=gain / math.sqrt(module.in_features))
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=1.0)
-    return model
-
-
-@dataclass(frozen=True)
-class GradientFlow:
-    """What one backward pass through a deep stack shows (notebook 05).
-
-    grad_norms [L]: gradient norm of each block's parameters, block 1 first.
-    token_similarity [L]: mean cosine similarity between the vectors of different positions
-    after each block (each vector centred over its d features, as LayerNorm would see it).
-    stream_norms [L]: mean per-token norm |x| of each block's output.
-    """
-
-    grad_norms: torch.Tensor
-    token_similarity: torch.Tensor
-    stream_norms: torch.Tensor
-
-
 def deep_stack(
     n_layers: int,
     residual: bool,
     layer_norm: bool = True,
-    init: str = "gpt2",
+    init: Callable[[GPT], object] | None = None,
     d_model: int = 64,
     n_heads: int = 4,
     block_size: int = 32,
@@ -123,18 +87,14 @@ def deep_stack(
     seed: int = 0,
 ) -> GPT:
     """A float64 GPT whose blocks keep or drop their skip connections (a lesson variant,
-    `gptlib.lessons.experiments.variants`).
+    `gptlib.lessons.experiments.variants`), with GPT-2's initialisation unless `init(model)`
+    re-initialises it in place.
 
     `layer_norm=False` makes each block's two LayerNorms the identity, leaving the residual
     connection as the only difference between `residual=True` and `False`. The final
-    LayerNorm before the unembedding stays. `init` is one of `INITS`: "gpt2" is gptlib's
-    own (std 0.02, the stream-writing projections shrunk by 1/√(2L)); "lecun" draws every
-    weight N(0, 1/fan_in); "variance-preserving" adds `gelu_gain()` after the GELU, so each
-    sublayer keeps its input's scale. float64 so that gradients far below float32's smallest
-    positive number (about 1.4e-45) are still measured rather than rounded to 0.
+    LayerNorm before the unembedding stays. float64 so that gradients far below float32's
+    smallest positive number (about 1.4e-45) are measured rather than rounded to 0.
     """
-    if init not in INITS:
-        raise ValueError(f"init must be one of {INITS}, got {init!r}")
     torch.manual_seed(seed)
     config = GPTConfig(
         vocab_size=vocab_size,
@@ -144,38 +104,54 @@ def deep_stack(
         max_len=block_size,
     )
     model = build_gpt(config, Variant(residual=residual, block_norms=layer_norm))
-    if init != "gpt2":
-        fan_in_init_(model, gelu_gain() if init == "variance-preserving" else 1.0)
+    if init is not None:
+        init(model)
     return model.double()
 
 
-def mean_token_similarity(h: torch.Tensor) -> torch.Tensor:
-    """Mean cosine similarity between the centred vectors of different positions of h [B, T, d].
+@dataclass(frozen=True)
+class GradientFlow:
+    """What one backward pass through a deep stack shows (notebook 05).
 
-    Scale-free: each vector is divided by its largest entry before its length is taken, so
-    vectors of size 1e-200 (float64) are compared as faithfully as unit ones.
+    grad_norms [L]: each block's gradient norm, as the measuring function returned it.
+    stream_norms [L]: mean per-token norm |x| of each block's output.
+    outputs [L, B, T, d]: each block's output, every token's vector divided by its largest
+    entry (directions kept: a cosine is the same; sizes down to 1e-118 become comparable).
     """
-    centred = h - h.mean(dim=-1, keepdim=True)
-    largest = centred.abs().amax(dim=-1, keepdim=True).clamp_min(torch.finfo(h.dtype).tiny)
-    unit = F.normalize(centred / largest, dim=-1)
-    cosines = unit @ unit.transpose(1, 2)  # [B, T, T]
-    T = h.shape[1]
-    off_diagonal = cosines.sum(dim=(1, 2)) - cosines.diagonal(dim1=1, dim2=2).sum(dim=1)
-    return (off_diagonal / (T * (T - 1))).mean()
+
+    grad_norms: torch.Tensor
+    stream_norms: torch.Tensor
+    outputs: torch.Tensor
+
+
+GradNorms = Callable[[GPT, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def as_norms(result: object) -> torch.Tensor:
+    """A measuring function's result as a detached tensor [L]: a tensor as it is, a list or
+    tuple of numbers or 0-d tensors stacked in float64 (so that no value below float32's range
+    is rounded to 0 on the way)."""
+    if isinstance(result, torch.Tensor):
+        return result.detach()
+    if isinstance(result, list | tuple):
+        return torch.stack([torch.as_tensor(v, dtype=torch.float64).detach() for v in result])
+    raise TypeError(f"expected a tensor [L] or a list of numbers, got {type(result).__name__}")
 
 
 def gradient_flow(
     n_layers: int,
     residual: bool,
+    grad_norms: GradNorms,
     layer_norm: bool = True,
-    init: str = "gpt2",
+    init: Callable[[GPT], object] | None = None,
     batch_size: int = 8,
     block_size: int = 32,
     d_model: int = 64,
     seed: int = 0,
 ) -> GradientFlow:
-    """Per-block gradient norms, token similarity and stream size of `deep_stack` on random
-    tokens (one forward and one backward pass)."""
+    """One forward and backward pass of `deep_stack` on random tokens, measured by
+    `grad_norms(model, inputs, targets)` (per-block gradient norms [L]: notebook 05 hands in
+    `gradient_norms.loss_gradient_norms`), with each block's output recorded on the way."""
     if n_layers < 1 or block_size < 2:
         raise ValueError(f"need n_layers >= 1 and block_size >= 2, got {n_layers}, {block_size}")
     model = deep_stack(
@@ -185,13 +161,11 @@ def gradient_flow(
     V = model.config.vocab_size
     inputs = torch.randint(0, V, (batch_size, block_size), generator=generator)
     targets = torch.randint(0, V, (batch_size, block_size), generator=generator)
-    with capture_outputs(model.blocks) as outputs:
-        grad_norms = loss_gradient_norms(model, inputs, targets)
-    return GradientFlow(
-        grad_norms,
-        torch.stack([mean_token_similarity(h.detach()) for h in outputs]),
-        torch.stack([h.detach().norm(dim=-1).mean() for h in outputs]),
-    )
+    with capture_outputs(model.blocks) as captured:
+        norms = grad_norms(model, inputs, targets)
+    outputs = torch.stack(captured[:n_layers])  # [L, B, T, d]; the first forward pass's
+    largest = outputs.abs().amax(dim=-1, keepdim=True).clamp_min(torch.finfo(outputs.dtype).tiny)
+    return GradientFlow(as_norms(norms), outputs.norm(dim=-1).mean(dim=(1, 2)), outputs / largest)
 
 
 @dataclass(frozen=True)

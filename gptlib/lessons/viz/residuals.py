@@ -77,13 +77,13 @@ def plot_gradient_flow(flows: dict[str, GradientFlow], title: str) -> Figure:
     return fig
 
 
-def plot_token_similarity(flows: dict[str, GradientFlow]) -> Figure:
-    """Mean cosine similarity between positions after each block, one line per run."""
+def plot_token_similarity(similarities: dict[str, torch.Tensor]) -> Figure:
+    """Mean cosine similarity between positions after each block [L], one line per run."""
     fig, ax = plt.subplots(figsize=(7, 3.4))
-    for label, flow in flows.items():
-        layers = range(1, len(flow.token_similarity) + 1)
-        ax.plot(layers, flow.token_similarity.tolist(), marker="o", ms=3, label=label)
-    ax.axhline(1.0, color="grey", ls="--", lw=1, label="every position holds the same vector")
+    for label, similarity in similarities.items():
+        layers = range(1, len(similarity) + 1)
+        ax.plot(layers, similarity.tolist(), marker="o", ms=3, label=label)
+    ax.axhline(1.0, color="grey", ls="--", lw=1, label="every position points the same way")
     ax.set(
         title="how alike the positions' vectors become",
         xlabel="block (1 = next to the input)",

@@ -1,4 +1,5 @@
-"""Notebook 05's experiments: parameter counts, activations, gradient flow, stream writes."""
+"""Notebook 05's experiments: parameter counts, activations, deep stacks measured by the
+exercises' reference functions, stream writes."""
 
 import math
 
@@ -6,8 +7,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gptlib import GPT, Block, GPTConfig
+from gptlib import Block, GPTConfig
+from gptlib.lessons.checks import nb05
 from gptlib.lessons.experiments import residuals
+from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 
 
@@ -68,8 +71,16 @@ def test_deep_stack_applies_the_switches():
     assert model.lm_head.weight.dtype == torch.float64
     assert all(not b.residual and isinstance(b.ln1, torch.nn.Identity) for b in model.blocks)
     assert isinstance(model.ln_f, torch.nn.Module) and not isinstance(model.ln_f, torch.nn.Identity)
-    with pytest.raises(ValueError, match="init must be one of"):
-        residuals.deep_stack(2, residual=True, init="xavier")
+
+
+def test_deep_stack_lets_an_init_redraw_the_weights_before_float64():
+    seen = []
+    model = residuals.deep_stack(
+        2, residual=True, init=lambda m: seen.append(m.tok_emb.weight.dtype)
+    )
+    assert seen == [torch.float32] and model.tok_emb.weight.dtype == torch.float64
+    drawn = residuals.deep_stack(2, residual=True, init=lambda m: nb05._fan_in_init_(m, 1.0))
+    assert drawn.tok_emb.weight.std().item() == pytest.approx(1.0, rel=0.05)
 
 
 def test_gelu_gain_matches_a_monte_carlo_estimate():
@@ -78,84 +89,83 @@ def test_gelu_gain_matches_a_monte_carlo_estimate():
     assert residuals.gelu_gain() == pytest.approx(1.5335, abs=1e-4)
 
 
-@pytest.mark.parametrize(("init", "gain"), [("lecun", 1.0), ("variance-preserving", 1.5335)])
-def test_fan_in_inits_draw_each_weight_with_std_gain_over_root_fan_in(init, gain):
-    model = residuals.deep_stack(2, residual=False, init=init, d_model=64)
-    for name, module in model.named_modules():
-        if isinstance(module, torch.nn.Linear):
-            expected = (gain if name.endswith("mlp.down") else 1.0) / module.in_features**0.5
-            assert module.weight.std().item() == pytest.approx(expected, rel=0.05), name
-            assert module.bias is None or torch.all(module.bias == 0)
-    assert model.tok_emb.weight.std().item() == pytest.approx(1.0, rel=0.05)
+def _flow(n_layers, residual, layer_norm=True, init=None, **kw):
+    return residuals.gradient_flow(
+        n_layers, residual, loss_gradient_norms, layer_norm=layer_norm, init=init, **kw
+    )
 
 
-def test_a_variance_preserving_sublayer_keeps_its_inputs_scale():
-    torch.manual_seed(0)
-    mlp = residuals.fan_in_init_(GPT(GPTConfig(vocab_size=5, d_model=256, n_layers=1)), 1.5335)
-    x = torch.randn(64, 256, dtype=torch.float32)
-    out = mlp.blocks[0].mlp(x)
-    assert out.pow(2).mean().item() == pytest.approx(1.0, rel=0.1)
+def _similarity(flow):
+    return torch.stack([nb05._position_similarity(h) for h in flow.outputs])
+
+
+def _variance_preserving(model):
+    nb05._fan_in_init_(model, residuals.gelu_gain())
 
 
 def test_without_layer_norms_skips_decide_orders_of_magnitude():
-    with_skip = residuals.gradient_flow(8, residual=True, layer_norm=False).grad_norms
-    without = residuals.gradient_flow(8, residual=False, layer_norm=False).grad_norms
+    with_skip = _flow(8, residual=True, layer_norm=False).grad_norms
+    without = _flow(8, residual=False, layer_norm=False).grad_norms
     assert with_skip.max() / with_skip.min() < 1.5  # level
     assert math.log10(with_skip[0] / without[0]) > 10  # orders of magnitude at block 1
     assert (without[1:] > without[:-1]).all()  # shrinking at every step down
 
 
 def test_without_skips_positions_collapse_whatever_the_init():
-    for init in residuals.INITS:
-        flow = residuals.gradient_flow(12, residual=False, layer_norm=False, init=init)
-        assert flow.token_similarity[-1] > 0.999, init
-    with_skip = residuals.gradient_flow(12, residual=True, layer_norm=False)
-    assert with_skip.token_similarity.max() < 0.05
+    for init in (None, _variance_preserving):
+        flow = _flow(12, residual=False, layer_norm=False, init=init)
+        assert _similarity(flow)[-1] > 0.999
+    assert _similarity(_flow(12, residual=True, layer_norm=False)).max() < 0.05
 
 
 def test_a_variance_preserving_init_keeps_gradient_and_stream_in_range_without_skips():
-    flow = residuals.gradient_flow(12, residual=False, layer_norm=False, init="variance-preserving")
+    flow = _flow(12, residual=False, layer_norm=False, init=_variance_preserving)
     assert abs(math.log10(flow.grad_norms[-1] / flow.grad_norms[0])) < 1
     assert flow.stream_norms.max() / flow.stream_norms.min() < 10
-    gpt2 = residuals.gradient_flow(12, residual=False, layer_norm=False, init="gpt2")
+    gpt2 = _flow(12, residual=False, layer_norm=False)
     assert gpt2.stream_norms[-1] < 1e-50  # GPT-2's small writes shrink an unskipped stream
 
 
-def test_stream_norms_are_the_mean_token_size_after_each_block():
-    flow = residuals.gradient_flow(2, residual=True, batch_size=2, block_size=4)
+def test_the_flow_records_each_blocks_output_and_its_size():
+    flow = _flow(2, residual=True, batch_size=2, block_size=4)
     model = residuals.deep_stack(2, residual=True, block_size=4)
     generator = torch.Generator().manual_seed(0)
     idx = torch.randint(0, model.config.vocab_size, (2, 4), generator=generator)
     with torch.no_grad():
         x = model.tok_emb(idx) + model.pos_emb.weight[:4]
-        sizes = []
+        outputs = []
         for block in model.blocks:
             x = block(x)
-            sizes.append(x.norm(dim=-1).mean())
-    torch.testing.assert_close(flow.stream_norms, torch.stack(sizes))
+            outputs.append(x)
+    outputs = torch.stack(outputs)
+    torch.testing.assert_close(flow.stream_norms, outputs.norm(dim=-1).mean(dim=(1, 2)))
+    scaled = outputs / outputs.abs().amax(dim=-1, keepdim=True)
+    torch.testing.assert_close(flow.outputs, scaled)
+    assert flow.outputs.abs().amax(dim=-1).eq(1).all()
+
+
+def test_the_flow_takes_the_measurements_result_as_it_comes():
+    def as_floats(model, inputs, targets):
+        model(inputs, targets)
+        return [1e-200, 2.0]
+
+    as_list = residuals.gradient_flow(2, True, as_floats).grad_norms
+    assert as_list.dtype == torch.float64 and as_list[0] == 1e-200  # not rounded to float32's 0
+    with pytest.raises(TypeError, match="a tensor"):
+        residuals.as_norms("nothing")
 
 
 def test_with_layer_norms_positions_collapse_without_skips():
-    with_skip = residuals.gradient_flow(12, residual=True)
-    without = residuals.gradient_flow(12, residual=False)
-    assert without.token_similarity[-1] > 0.99
-    assert with_skip.token_similarity.max() < 0.2
+    with_skip = _flow(12, residual=True)
+    without = _flow(12, residual=False)
+    assert _similarity(without)[-1] > 0.99
+    assert _similarity(with_skip).max() < 0.2
     assert 0.1 < without.grad_norms[0] / with_skip.grad_norms[0] < 100
 
 
 def test_gradient_flow_rejects_bad_sizes():
     with pytest.raises(ValueError, match="block_size"):
-        residuals.gradient_flow(2, True, block_size=1)
-
-
-def test_mean_token_similarity_extremes():
-    same = torch.randn(1, 1, 8).expand(2, 5, 8)
-    assert residuals.mean_token_similarity(same) == pytest.approx(1.0)
-    tiny = 1e-200 * same.double()  # scale-free: tiny vectors are compared like unit ones
-    assert residuals.mean_token_similarity(tiny) == pytest.approx(1.0)
-    e = torch.eye(4)
-    orthogonal = torch.stack([e[0] - e[1], e[2] - e[3]])[None]  # centred, orthogonal
-    assert residuals.mean_token_similarity(orthogonal) == pytest.approx(0.0, abs=1e-7)
+        _flow(2, True, block_size=1)
 
 
 def _small_gpt(norm="pre"):

@@ -13,7 +13,7 @@ from gptlib.lessons.viz import residuals as viz  # noqa: E402
 
 def _flow(values):
     t = torch.tensor(values, dtype=torch.float64)
-    return GradientFlow(grad_norms=t, token_similarity=t / t.max(), stream_norms=t)
+    return GradientFlow(grad_norms=t, stream_norms=t, outputs=torch.zeros(len(values), 1, 2, 3))
 
 
 def test_activation_plot_has_a_value_and_a_slope_line_per_activation():
@@ -54,10 +54,10 @@ def test_decade_ticks_are_round_and_few():
 
 
 def test_similarity_plot():
-    fig = viz.plot_token_similarity({"a": _flow([1.0, 2.0, 4.0])})
+    fig = viz.plot_token_similarity({"a": torch.tensor([0.25, 0.5, 1.0])})
     lines = fig.axes[0].get_lines()
     assert list(lines[0].get_ydata()) == [0.25, 0.5, 1.0]
-    assert lines[1].get_label() == "every position holds the same vector"
+    assert lines[1].get_label() == "every position points the same way"
     plt.close(fig)
 
 
