@@ -126,8 +126,8 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("scaled by 1/√d_k", "toggle", "click", line("max weight"), "decreases"),
             Interaction("unscaled", "toggle", "click", line("max weight"), "increases"),
             Interaction("d_k", "slider", "Home", line("max weight"), "decreases"),
-            *prediction("guess_spread = Prediction(", "11", "guess_spread.reveal("),
-            *prediction("guess_max_weight = Prediction(", "0.5", "guess_max_weight.reveal("),
+            *prediction("guess_half = Prediction(", "16", "guess_half.reveal("),
+            *prediction("guess_gradient = Prediction(", "5", "guess_gradient.reveal("),
             Interaction(
                 "only the scaled one",
                 "toggle",

@@ -341,3 +341,239 @@ register(
         ),
     )
 )
+
+
+def _measure_softmax(
+    q: torch.Tensor, k: torch.Tensor, upstream: torch.Tensor, scaled: bool
+) -> tuple[float, float, float, float]:
+    scores = (k @ q[:, :, None])[..., 0]  # [N, n_keys]: each query against its own keys
+    if scaled:
+        scores = scores / math.sqrt(q.shape[-1])
+    z = scores.detach().requires_grad_(True)
+    weights = torch.softmax(z, dim=-1)
+    (weights * upstream).sum().backward()
+    entropy = -(weights * torch.log_softmax(z, dim=-1)).sum(dim=-1)
+    return (
+        scores.std().item(),
+        weights.max(dim=-1).values.mean().item(),
+        entropy.mean().item(),
+        z.grad.norm(dim=-1).mean().item(),
+    )
+
+
+def _measure_inputs(g: torch.Generator) -> list[tuple]:
+    # The shapes notebook 02's sweep feeds (256 queries, 16 keys each). Scaled first, at a width
+    # where dividing by √d_k, by d_k or not at all give three different answers; then unscaled
+    # at d_k = 1024, where some weights underflow to exactly 0 in float32 (0 · ln 0 is NaN);
+    # then a narrow unscaled case, d_k = 1, the sweep's first width.
+    def rows(d_k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        q = torch.randn(256, d_k, generator=g)
+        k = torch.randn(256, 16, d_k, generator=g)
+        return q, k, torch.randn(256, 16, generator=g)
+
+    return [(*rows(64), True), (*rows(1024), False), (*rows(1), False)]
+
+
+def _measured(
+    scores_of=None,
+    *,
+    std_of=None,
+    max_of=None,
+    entropy_of=None,
+    loss_of=None,
+    grad_norm_of=None,
+    grad_at_raw: bool = False,
+):
+    """A measure_softmax with one step done wrong; every argument left out is done right.
+
+    scores_of(q, k, scaled) -> (q·k, the scores into the softmax); std_of(raw, scores);
+    max_of(p); entropy_of(p, z); loss_of(p, g); grad_norm_of(grad); grad_at_raw: the gradient
+    read on q·k, before the division by √d_k.
+    """
+
+    def right_scores(q, k, scaled):
+        raw = (k @ q[:, :, None])[..., 0]
+        return raw, raw / math.sqrt(q.shape[-1]) if scaled else raw
+
+    def measure(q, k, upstream, scaled):
+        raw, scores = (scores_of or right_scores)(q, k, scaled)
+        leaf = (raw if grad_at_raw else scores).detach().requires_grad_(True)
+        z = leaf / math.sqrt(q.shape[-1]) if grad_at_raw and scaled else leaf
+        p = torch.softmax(z, dim=-1)
+        (loss_of or (lambda p, g: (p * g).sum()))(p, upstream).backward()
+        p, z = p.detach(), z.detach()
+        entropy_of_ = entropy_of or (lambda p, z: -(p * torch.log_softmax(z, -1)).sum(-1).mean())
+        return (
+            float(std_of(raw, scores) if std_of else scores.std()),
+            float(max_of(p) if max_of else p.max(-1).values.mean()),
+            float(entropy_of_(p, z)),
+            float((grad_norm_of or (lambda g: g.norm(dim=-1).mean()))(leaf.grad)),
+        )
+
+    return measure
+
+
+def _gradient_at_the_weights(q, k, upstream, scaled):
+    """measure_softmax with the gradient read on the weights: ∂(Σ p·g)/∂p is g itself."""
+    score_std, max_weight, entropy, _ = _measure_softmax(q, k, upstream, scaled)
+    return score_std, max_weight, entropy, upstream.norm(dim=-1).mean().item()
+
+
+def _measures_in_range(output: tuple, q, k, upstream, scaled) -> str | None:
+    if not isinstance(output, tuple | list) or len(output) != 4:
+        return "return four numbers: (score std, max weight, entropy, grad norm)"
+    n_keys = k.shape[1]
+    max_weight, entropy = float(output[1]), float(output[2])
+    if not 1 / n_keys - 1e-6 <= max_weight <= 1 + 1e-6:
+        return (
+            f"the mean largest weight of a row of {n_keys} weights lies between 1/{n_keys} "
+            f"(uniform) and 1 (one-hot); yours is {max_weight:z.4g}"
+        )
+    if not -1e-6 <= entropy <= math.log(n_keys) + 1e-6:
+        return (
+            f"the entropy of a row of {n_keys} weights lies between 0 (one-hot) and ln "
+            f"{n_keys} = {math.log(n_keys):z.3f} nats (uniform); yours is {entropy:z.4g}"
+        )
+    return None
+
+
+register(
+    Exercise(
+        name="measure-softmax",
+        notebook="02_scaled_dot_product_attention",
+        reference=_measure_softmax,
+        make_inputs=_measure_inputs,
+        mistakes=(
+            Mistake(
+                "scaled-ignored",
+                "your numbers are those of the raw scores even when scaled is True. With the "
+                "flag set, the scores that enter the softmax are the dot products divided by the "
+                "square root of the key width, and every measure is taken on those.",
+                _measured(lambda q, k, scaled: ((k @ q[:, :, None])[..., 0],) * 2),
+                fix="if scaled: scores = scores / math.sqrt(q.shape[-1])",
+            ),
+            Mistake(
+                "divided-by-dk",
+                "you divided the scores by d_k. Their variance is d_k, so the division that "
+                "brings their spread back to 1 is by the square root of d_k; dividing by d_k "
+                "shrinks them towards 0 and every row towards uniform.",
+                _measured(
+                    lambda q, k, s: (
+                        (k @ q[:, :, None])[..., 0],
+                        (k @ q[:, :, None])[..., 0] / (q.shape[-1] if s else 1),
+                    )
+                ),
+                fix="scores / math.sqrt(d_k), not scores / d_k",
+            ),
+            Mistake(
+                "std-of-raw-scores",
+                "you reported the spread of the raw dot products although the softmax received "
+                "the divided ones. The score std describes what enters the softmax: measure it "
+                "after the division.",
+                _measured(std_of=lambda raw, scores: raw.std()),
+                fix="take .std() of the scores after dividing by √d_k",
+            ),
+            Mistake(
+                "std-per-row",
+                "you averaged each query's own standard deviation over its 16 keys. The spread "
+                "asked for is that of all the scores together, one standard deviation over "
+                "every entry of the [N, n_keys] table.",
+                _measured(std_of=lambda raw, scores: scores.std(dim=-1).mean()),
+                fix="scores.std() over every entry, not scores.std(dim=-1).mean()",
+            ),
+            Mistake(
+                "every-query-every-key",
+                "each query was scored against every query's keys, giving N × N rows of "
+                "scores instead of N. Query n has its own keys, k[n]: pair each query only with "
+                "those, one row of n_keys scores per query.",
+                _measured(
+                    lambda q, k, s: (
+                        q @ k.transpose(-2, -1),  # [N, N, n_keys]: broadcast over queries
+                        q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if s else 1),
+                    )
+                ),
+                fix="(k @ q[:, :, None])[..., 0], or torch.einsum('nd,nkd->nk', q, k)",
+            ),
+            Mistake(
+                "max-over-queries",
+                "you took the largest weight over the wrong axis, across queries. Each row (one "
+                "query, its keys) is a distribution: take the largest weight within each row, "
+                "then average over the rows.",
+                _measured(max_of=lambda p: p.max(0).values.mean()),
+                fix="weights.max(dim=-1).values.mean()",
+            ),
+            Mistake(
+                "entropy-nan",
+                "your entropy is NaN on widely spread scores: some weights underflow to exactly "
+                "0 in float32, and 0 · ln 0 computes as 0 · (−∞) = NaN, although its limit, "
+                "and its share of the entropy, is 0. Take the logarithm in a form that stays "
+                "finite where a weight is 0.",
+                _measured(entropy_of=lambda p, z: -(p * p.log()).sum(-1).mean()),
+                fix="ln p = torch.log_softmax(z, dim=-1), or torch.special.xlogy(p, p)",
+            ),
+            Mistake(
+                "entropy-in-bits",
+                "your entropy is in bits (log base 2). The lesson measures it in nats, with the "
+                "natural logarithm, so that a uniform row of 16 has ln 16 = 2.77.",
+                _measured(
+                    entropy_of=lambda p, z: (
+                        -(p * torch.log_softmax(z, -1)).sum(-1).mean() / math.log(2)
+                    )
+                ),
+                fix="use the natural log: torch.log, not torch.log2",
+            ),
+            Mistake(
+                "entropy-sign",
+                "your entropy is negative: the entropy is minus the sum of p ln p, and each "
+                "p ln p is at most 0.",
+                _measured(entropy_of=lambda p, z: (p * torch.log_softmax(z, -1)).sum(-1).mean()),
+                fix="entropy = -(p * log_p).sum(dim=-1)",
+            ),
+            Mistake(
+                "gradient-at-the-weights",
+                "you measured the gradient on the softmax's output, the weights, which is the "
+                "upstream gradient itself. The gradient asked for is on the softmax's input, "
+                "the scores: what the softmax lets through to them.",
+                _gradient_at_the_weights,
+                fix="make the scores require grad and read their .grad after backward",
+            ),
+            Mistake(
+                "gradient-before-the-division",
+                "you read the gradient on the dot products before the division by √d_k, so "
+                "with scaled True it is √d_k times smaller than on the softmax's own input. "
+                "Measure it on the scores that enter the softmax.",
+                _measured(grad_at_raw=True),
+                fix="z = (scores after the division).detach().requires_grad_(); read z.grad",
+            ),
+            Mistake(
+                "loss-averaged",
+                "you averaged the loss over the rows (and keys) instead of summing: every "
+                "gradient came out divided by their number. The loss is the sum of p · g, so "
+                "each query's row receives its own gradient unchanged.",
+                _measured(loss_of=lambda p, g: (p * g).mean()),
+                fix="(weights * upstream).sum().backward()",
+            ),
+            Mistake(
+                "gradient-norm-of-the-batch",
+                "you took one norm over the whole [N, n_keys] gradient. The measure is per "
+                "query: the norm of each row's gradient, averaged over the rows.",
+                _measured(grad_norm_of=lambda grad: grad.norm()),
+                fix="grad.norm(dim=-1).mean()",
+            ),
+        ),
+        properties=(Property("measures", _measures_in_range),),
+        returns=("the score std", "the mean max weight", "the mean entropy", "the mean grad norm"),
+        rtol=1e-3,
+        hints=(
+            "Four numbers from one table of scores [N, n_keys]: its spread, and three averages "
+            "over its rows after the softmax (the largest weight, the entropy in nats, and the "
+            "size of the gradient that reaches the scores). For the gradient, let autograd "
+            "differentiate the sum of weights times upstream with respect to the scores.",
+            "Scores: pair query n with its own keys k[n] (a batched product or an einsum), "
+            "then divide by the square root of the key width when scaled. Entropy: use the "
+            "log-softmax of the scores for ln p, which stays finite where a weight underflows "
+            "to 0. Gradient: a detached copy of the scores that requires grad, softmax, "
+            "backward of the weighted sum, then the norm of each row of its grad, averaged.",
+        ),
+    )
+)

@@ -1,14 +1,17 @@
-"""Why attention divides by √d_k: score spread, softmax saturation and the vanishing gradient.
+"""Why attention divides by √d_k: the spread of q·k swept over head sizes, and a retrieval head
+trained with and without the division (notebook 02).
 
-Used by notebook 02 (the variance table, the saturation curves and the d_k explorer). Queries and
-keys are drawn with independent N(0, 1) components, as the chapter assumes at initialisation, so
-an unscaled score q·k has variance d_k.
+The measurement itself (score spread, max weight, entropy, gradient norm of one batch of rows)
+is the student's function, `measure_softmax(q, k, upstream, scaled)` of notebook 02's third
+exercise; `saturation_sweep` runs it on seeded draws at every width. Queries and keys are drawn
+with independent N(0, 1) components, as the chapter assumes at initialisation, so an unscaled
+score q·k has variance d_k.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -19,18 +22,21 @@ from torch import nn
 from gptlib._validate import check_positive_int
 
 WIDEST_DRAW = 1024  # components drawn once per seed; d_k <= this uses a prefix of them
+# measure(q [N, d_k], k [N, n_keys, d_k], upstream [N, n_keys], scaled) ->
+# (score std, mean max weight, mean entropy in nats, mean gradient norm), as notebook 02 asks.
+Measure = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, bool], Sequence[float]]
 
 
 @dataclass(frozen=True)
 class Saturation:
-    """What one (d_k, scaled) setting does to the softmax.
+    """What one (d_k, scaled) setting does to the softmax, as `measure` found it.
 
     scores: [n_queries, n_keys], the logits that enter the softmax (q·k, divided by √d_k when
-    `scaled`); weights: [n_keys], the softmax of the first query's row (the one the explorer
-    plots). score_std is the Monte-Carlo std of all scores; max_weight, entropy (nats) and
-    grad_norm are means over the queries. grad_norm is ‖∂L/∂z‖ for the softmax's input z and
-    L = Σ_j softmax(z)_j g_j with seeded N(0, 1) upstream gradients g: how much signal a
-    learning step would get through the softmax.
+    `scaled`), and weights: [n_keys], the softmax of the first query's row, are for the plots.
+    score_std, max_weight, entropy (nats) and grad_norm are the measure's four numbers: the std
+    of all scores and, averaged over the queries, the largest weight of a row, its entropy and
+    ‖∂L/∂z‖ for the softmax's input z and L = Σ_j softmax(z)_j g_j with seeded N(0, 1) upstream
+    gradients g.
     """
 
     d_k: int
@@ -55,16 +61,13 @@ class Saturation:
         ]
 
 
-def saturation(
-    d_k: int, scaled: bool, seed: int = 0, n_queries: int = 256, n_keys: int = 16
-) -> Saturation:
-    """Score sample, one query's weights, and the saturation measures for width d_k (notebook 02).
+def draw_rows(
+    d_k: int, seed: int = 0, n_queries: int = 256, n_keys: int = 16
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Seeded q [n_queries, d_k], k [n_queries, n_keys, d_k], upstream g [n_queries, n_keys].
 
-    q [n_queries, d_k] and k [n_queries, n_keys, d_k] have independent N(0, 1) components: the
-    first d_k of one seeded draw of width 1024, so moving d_k adds or removes components of the
-    same vectors and the explorer changes smoothly. Every query is scored against its own n_keys
-    keys and the softmax of each row is measured. A uniform row has entropy ln(n_keys); a
-    one-hot row has entropy 0, max weight 1 and zero gradient.
+    Every component N(0, 1); q and k are the first d_k components of one draw of width 1024,
+    so a wider d_k adds components to the same vectors and the explorer changes smoothly.
     """
     check_positive_int("d_k", d_k)
     if n_queries < 2 or n_keys < 2:
@@ -73,51 +76,47 @@ def saturation(
             f"n_queries={n_queries}, n_keys={n_keys}"
         )
     q, k, upstream = _draw(seed, n_queries, n_keys, max(d_k, WIDEST_DRAW))
-    # [n_queries, n_keys, d_k] @ [n_queries, d_k, 1]: every query against its own keys
-    scores = (k[..., :d_k] @ q[..., :d_k].transpose(1, 2)).squeeze(-1)  # [n_queries, n_keys]
-    if scaled:
-        scores = scores / math.sqrt(d_k)
-    logits = scores.clone().requires_grad_(True)
-    weights = torch.softmax(logits, dim=-1)
-    (weights * upstream).sum().backward()
-    weights = weights.detach()
-
-    entropy = -(weights * torch.log(weights.clamp_min(1e-30))).sum(-1)
-    return Saturation(
-        d_k=d_k,
-        scaled=scaled,
-        scores=scores,
-        weights=weights[0],
-        score_std=scores.std().item(),
-        max_weight=weights.max(-1).values.mean().item(),
-        entropy=entropy.mean().item(),
-        grad_norm=logits.grad.norm(dim=-1).mean().item(),
-    )
-
-
-def saturation_sweep(
-    widths: Sequence[int], seed: int = 0, n_queries: int = 256, n_keys: int = 16
-) -> dict[bool, list[Saturation]]:
-    """`saturation` at every width, unscaled (key False) and scaled (key True) (notebook 02)."""
-    return {
-        scaled: [saturation(d_k, scaled, seed, n_queries, n_keys) for d_k in widths]
-        for scaled in (False, True)
-    }
+    return q[:, :d_k], k[..., :d_k], upstream
 
 
 @lru_cache(maxsize=4)
 def _draw(
     seed: int, n_queries: int, n_keys: int, width: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Seeded q [n_queries, 1, width], k [n_queries, n_keys, width], upstream [n_queries, n_keys].
-
-    Cached because drawing 4M normals dominates a redraw of the explorer; callers only slice.
-    """
+    """Cached because drawing 4M normals dominates a sweep; callers only slice."""
     generator = torch.Generator().manual_seed(seed)
     upstream = torch.randn(n_queries, n_keys, generator=generator)
-    q = torch.randn(n_queries, 1, width, generator=generator)
+    q = torch.randn(n_queries, width, generator=generator)
     k = torch.randn(n_queries, n_keys, width, generator=generator)
     return q, k, upstream
+
+
+def saturation(
+    d_k: int, scaled: bool, measure: Measure, seed: int = 0, n_queries: int = 256, n_keys: int = 16
+) -> Saturation:
+    """`measure` on the seeded rows of width d_k, with the scores and one row's weights to plot.
+
+    Every query is scored against its own n_keys keys. A uniform row has entropy ln(n_keys); a
+    one-hot row has entropy 0, max weight 1 and zero gradient.
+    """
+    q, k, upstream = draw_rows(d_k, seed, n_queries, n_keys)
+    score_std, max_weight, entropy, grad_norm = (
+        float(x) for x in measure(q.clone(), k.clone(), upstream.clone(), scaled)
+    )
+    scores = torch.einsum("nd,nkd->nk", q, k) / (math.sqrt(d_k) if scaled else 1.0)
+    return Saturation(
+        d_k, scaled, scores, torch.softmax(scores[0], -1), score_std, max_weight, entropy, grad_norm
+    )
+
+
+def saturation_sweep(
+    widths: Sequence[int], measure: Measure, seed: int = 0, n_queries: int = 256, n_keys: int = 16
+) -> dict[bool, list[Saturation]]:
+    """`saturation` at every width, unscaled (key False) and scaled (key True) (notebook 02)."""
+    return {
+        scaled: [saturation(d_k, scaled, measure, seed, n_queries, n_keys) for d_k in widths]
+        for scaled in (False, True)
+    }
 
 
 # --- Training with and without 1/√d_k: a retrieval task for one attention head -------------

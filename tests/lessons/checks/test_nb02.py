@@ -155,3 +155,123 @@ def test_a_tuple_whose_second_item_is_off_names_the_weights_and_the_gap():
         r"\[0, 1, \d\] \(yours [\d.]+, the reference's [\d.]+\)\. Hint [12] of 2: ",
         info.value.detail,
     ), info.value.detail
+
+
+# --- measure-softmax: the spread of q·k and what it does to the softmax ----------------------
+
+
+def _scores(q, k, scaled):
+    scores = torch.einsum("nd,nkd->nk", q, k)
+    return scores * q.shape[-1] ** -0.5 if scaled else scores
+
+
+def _measure_by_formulas(q, k, upstream, scaled):
+    # Biased std, entropy with xlogy, the Jacobian-vector product written out: no autograd.
+    z = _scores(q, k, scaled)
+    p = torch.softmax(z, dim=-1)
+    grad = p * (upstream - (p * upstream).sum(-1, keepdim=True))  # (diag(p) - p pᵀ) g
+    return (
+        z.std(correction=0),
+        p.amax(-1).mean(),
+        -torch.special.xlogy(p, p).sum(-1).mean(),
+        torch.linalg.vector_norm(grad, dim=-1).mean(),
+    )
+
+
+def _measure_in_float64_with_autograd_grad(q, k, upstream, scaled):
+    q, k, upstream = q.double(), k.double(), upstream.double()
+    z = (q[:, None, :] * k).sum(-1)
+    if scaled:
+        z = z / math.sqrt(q.shape[1])
+    z.requires_grad_()
+    p = F.softmax(z, -1)
+    (grad,) = torch.autograd.grad((p * upstream).sum(), z)
+    p = p.detach()
+    entropy = -(p * p.clamp_min(1e-300).log()).sum(-1)
+    return [
+        z.std().item(),
+        p.max(-1)[0].mean().item(),
+        entropy.mean().item(),
+        grad.norm(dim=-1).mean().item(),
+    ]
+
+
+def _measure_row_by_row(q, k, upstream, scaled):
+    rows = []
+    for q_n, k_n, g_n in zip(q, k, upstream, strict=True):
+        z = (k_n @ q_n) / (math.sqrt(len(q_n)) if scaled else 1.0)
+        jacobian = torch.diag(torch.softmax(z, 0)) - torch.outer(*(torch.softmax(z, 0),) * 2)
+        entropy = torch.distributions.Categorical(logits=z).entropy()
+        rows.append((z, torch.softmax(z, 0).max(), entropy, (jacobian @ g_n).norm()))
+    z, top, entropy, grad = (torch.stack(column) for column in zip(*rows, strict=True))
+    return z.std(), top.mean(), entropy.mean(), grad.mean()
+
+
+def _measure_with_bmm_and_nan_to_num(q, k, upstream, scaled):
+    scores = torch.bmm(k, q.unsqueeze(-1)).squeeze(-1)
+    if scaled:
+        scores *= 1 / q.size(-1) ** 0.5
+    scores.requires_grad = True
+    weights = scores.softmax(dim=1)
+    torch.sum(weights * upstream).backward()
+    weights = weights.detach()
+    entropy = torch.nan_to_num(-weights * weights.log()).sum(dim=1)  # 0 · ln 0 → 0
+    return (
+        float(scores.detach().std()),
+        float(weights.max(dim=1).values.mean()),
+        float(entropy.mean()),
+        float(scores.grad.pow(2).sum(1).sqrt().mean()),
+    )
+
+
+def _measure_by_logsumexp(q, k, upstream, scaled):
+    z = _scores(q, k, scaled)
+    p = torch.softmax(z, -1)
+    entropy = torch.logsumexp(z, -1) - (p * z).sum(-1)  # H = log Σ e^z − Σ p z
+    _, vjp = torch.func.vjp(lambda s: torch.softmax(s, -1), z)
+    (grad,) = vjp(upstream)
+    return z.std(), p.max(-1).values.mean(), entropy.mean(), grad.norm(dim=-1).mean()
+
+
+MEASURES = {
+    "formulas": _measure_by_formulas,
+    "float64, autograd.grad, a list": _measure_in_float64_with_autograd_grad,
+    "row by row": _measure_row_by_row,
+    "bmm, nan_to_num": _measure_with_bmm_and_nan_to_num,
+    "logsumexp, func.vjp": _measure_by_logsumexp,
+}
+
+
+@pytest.mark.parametrize("answer", MEASURES.values(), ids=MEASURES)
+def test_other_right_measures_pass(answer):
+    verify("measure-softmax", answer)
+
+
+def test_measure_reference_agrees_with_closed_forms():
+    exercise = REGISTRY["measure-softmax"]
+    for q, k, upstream, scaled in exercise.inputs():
+        expected = [float(x) for x in _measure_by_formulas(q, k, upstream, scaled)]
+        assert exercise.reference(q, k, upstream, scaled) == pytest.approx(expected, rel=2e-3)
+
+
+def test_measure_inputs_hold_underflowing_weights_and_both_modes():
+    # What the sweep of notebook 02 feeds: 256 queries of 16 keys, scaled and unscaled, and at
+    # d_k = 1024 unscaled rows where float32 weights are exactly 0 (0 · ln 0 must not be NaN).
+    inputs = REGISTRY["measure-softmax"].inputs()
+    assert {scaled for *_, scaled in inputs} == {False, True}
+    assert all(q.shape[0] == 256 and k.shape[:2] == (256, 16) for q, k, _, _ in inputs)
+    q, k, _, scaled = inputs[1]
+    assert q.shape[1] == 1024 and not scaled
+    assert (torch.softmax(_scores(q, k, False), -1) == 0).any()
+
+
+def test_a_softmax_measure_mistake_names_itself_not_a_neighbour():
+    # On the first input (scaled) every catalogued mistake gives its own numbers.
+    exercise = REGISTRY["measure-softmax"]
+    args = exercise.inputs()[0]
+    outputs = {m.name: m.implementation(*args) for m in exercise.mistakes}
+    reference = exercise.reference(*args)
+    for name, got in outputs.items():
+        if name == "entropy-nan":  # right on this input; NaN only where weights underflow
+            continue
+        assert got != pytest.approx(reference, rel=1e-3), name
