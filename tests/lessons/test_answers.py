@@ -25,7 +25,16 @@ def test_html_is_a_closed_details_block_with_escaped_paragraphs():
     assert "open" not in html
 
 
-def test_a_stored_answer_is_filled_and_reflowed():
+DK_64 = """
+    √64 = {sqrt_dk:z.0f}; measured above: {std:z.2f}. Scores spread over about ±8 to ±16 push
+    the softmax towards one-hot (mean max weight {max_weight:z.3f} over 16 keys). Dividing by
+    √64 = 8 brings the spread back to 1 (measured {std_scaled:z.3f}) and the max weight down
+    to {max_weight_scaled:z.3f}.
+"""  # a template of notebook 02 (its answers module moves on; the machinery is tested here)
+
+
+def test_a_stored_answer_is_filled_and_reflowed(monkeypatch):
+    monkeypatch.setitem(ANSWERS, "02.dk-64", DK_64)
     shown = answer(
         "02.dk-64",
         sqrt_dk=8.0,
@@ -47,7 +56,8 @@ def test_paragraphs_survive_the_reflow(monkeypatch):
     assert answer("99.two-paragraphs", x=1).text == "one 1\n\ntwo three"
 
 
-def test_an_unknown_key_names_the_close_ones():
+def test_an_unknown_key_names_the_close_ones(monkeypatch):
+    monkeypatch.setitem(ANSWERS, "02.dk-64", DK_64)
     with pytest.raises(ValueError, match=r"no stored answer '02\.dk64'; close: \['02\.dk-64'"):
         answer("02.dk64", std=1.0)
 

@@ -41,6 +41,7 @@ INDEPENDENT = {
     "embed": test_nb01.EMBED_ANSWERS["one-hot product"],
     "ffn_parameter_count": test_nb05.COUNTS["a float"],
     "generate": test_nb07._generate_by_scatter,
+    "first-step-gradients": test_nb02.GRADIENTS["autograd.grad"],
     "gpt": test_nb07.ChapterNamesGPT,
     "gpt-attention": test_nb04._BySdpa,
     "gpt-block": test_nb07.TrilBlock,

@@ -13,6 +13,7 @@ from gptlib.lessons.experiments.saturation import (
     RetrievalHead,
     RetrievalTask,
     draw_rows,
+    first_batch,
     saturation,
     saturation_sweep,
     train_retrieval,
@@ -193,16 +194,32 @@ def test_unscaled_training_stalls_at_a_large_dk_where_scaled_learns():
     assert scaled.mean_loss(125, 150) < 0.3
     assert unscaled.mean_loss(125, 150) > 0.7 * guessing
     assert scaled.answer_weight[-25:].mean() > 0.8 > 0.4 > unscaled.answer_weight[-25:].mean()
-    # The reason, at the first step: the saturated softmax passes far less gradient.
-    assert unscaled.initial_max_weight > 0.8 and scaled.initial_max_weight < 0.5
-    assert unscaled.initial_grad_norm < 0.5 * scaled.initial_grad_norm
-    assert unscaled.initial_answer_grad < 0.5 * scaled.initial_answer_grad
+    assert scaled.steps_to_learn() < 125 and unscaled.steps_to_learn() is None
+
+
+def test_first_batch_is_where_training_starts():
+    head, keys, values, queried = first_batch(8, True, batch_size=16, d_model=16, task=SMALL)
+    run = train_retrieval(
+        8, True, 25, optimizer="sgd", lr=0.0, batch_size=16, d_model=16, task=SMALL
+    )
+    logits, scores = head(keys, values, queried)
+    loss = torch.nn.functional.cross_entropy(logits, values[torch.arange(16), queried])
+    assert run.losses[0].item() == pytest.approx(loss.item())
+    assert run.losses.std() < 0.5  # lr 0: the same head on other batches
+
+
+def test_steps_to_learn_is_the_first_window_below_the_threshold():
+    run = _small_run(True, d_k=8, steps=30)
+    losses = torch.cat([torch.full((10,), 2.0), torch.full((20,), 0.1)])
+    fake = type(run)(8, True, SMALL, "adam", 0.01, 16, losses, run.answer_weight)
+    # the mean of 5 steps first drops below 0.5 when at most one step of 2.0 is left in it
+    assert fake.steps_to_learn(0.5, window=5) == 9
+    assert fake.steps_to_learn(0.01, window=5) is None
 
 
 def test_both_start_from_the_same_weights_and_batches():
     unscaled, scaled = _small_run(False, d_k=1, steps=25), _small_run(True, d_k=1, steps=25)
     torch.testing.assert_close(unscaled.losses, scaled.losses)  # √1 = 1: the same run
-    assert unscaled.initial_score_std == scaled.initial_score_std
 
 
 def test_run_records_and_validation():
@@ -210,14 +227,16 @@ def test_run_records_and_validation():
     assert run.losses.shape == run.answer_weight.shape == (30,)
     assert run.chance_loss == pytest.approx(math.log(8))
     assert run.mean_loss(0, 30) == pytest.approx(run.losses.mean().item())
-    assert run.lines()[0] == "d_k = 8" and run.lines()[-2].endswith(" nats")
+    assert run.optimizer == "adam" and run.lr == 1e-2 and run.batch_size == 16
     with pytest.raises(ValueError, match="start < stop"):
         run.mean_loss(20, 40)
     with pytest.raises(ValueError, match="d_k must be a positive int"):
         train_retrieval(0, True)
     with pytest.raises(ValueError, match="at least 25"):
         train_retrieval(8, True, steps=10)
-    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+    with pytest.raises(ValueError, match="batch_size must be a positive int"):
         train_retrieval(8, True, batch_size=0)
+    with pytest.raises(ValueError, match="optimizer must be one of"):
+        train_retrieval(8, True, optimizer="rmsprop")
     with pytest.raises(ValueError, match="n_pairs <= n_keys"):
         RetrievalTask(n_pairs=8, n_keys=4)
