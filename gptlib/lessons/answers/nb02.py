@@ -2,24 +2,20 @@
 
 ANSWERS = {
     "02.divided-by-dk": """
-        std = √128 / 128 = {expected_std:z.3f} (measured {std:z.3f}). The scores are nearly equal,
-        so every row is close to uniform: mean max weight {max_weight:z.3f} against 1/16 =
-        {uniform:z.4f}. The opposite failure: attention can hardly prefer any key. The exercise
-        check above recognises this mistake.
+        std = √128 / 128 = {expected_std:z.3f} (measured {std:z.3f}). The scores are nearly
+        equal, so every row is close to uniform: mean max weight {max_weight:z.3f} against 1/16 =
+        {uniform:z.4f}. The opposite failure to the unscaled one: attention can hardly prefer any
+        key, and what it reads is close to the average of all values. The checks of exercises 2
+        and 3 name this mistake.
     """,
-    "02.training-stall": """
-        Unscaled, the scores spread with std about √512 = {sqrt_dk:z.1f}, so each softmax is nearly
-        one-hot on a pair picked by the random weights, not by the query: in most examples the
-        head reads a wrong pair, and the loss sits near guessing, ln 16 = {chance:z.2f} nats.
-
-        The size of the gradient is not the problem: on W_Q it is {ratio_low:z.1f} to
-        {ratio_high:z.1f} times the scaled head's over five seeds, and Adam sizes each step from
-        the recent size of the gradient anyway. Where it comes from is. What teaches a head to
-        read the queried pair flows through that pair's weight, which is nearly 0 unless the
-        pair already competes for the top: in the unscaled head the three largest of 32 examples
-        carry at least {top3_unscaled:z.0%} of the gradient on the queried pair's score, in the
-        scaled head at most {top3_scaled:z.0%}. The unscaled head learns which key to read only
-        from the few examples in which it already reads the right one: a problem of credit
-        assignment, and a slow start that speeds up as those examples grow.
+    "02.delay-at-16": """
+        At d_k = 16 the unscaled scores spread with std {std_16:z.2f}, not {std_512:z.1f}: the
+        softmax is peaked (mean max weight {max_weight_16:z.3f}) but far from one-hot
+        ({max_weight_512:z.3f} at 512), so the queried pair keeps a usable weight in many
+        examples where it is not the top. Your first_step_gradients on the first batch at
+        d_k = 16 shows it: the three largest of 32 examples carry {top3_16:z.0%} of the gradient
+        on the queried pair's score, against {top3_512:z.0%} at 512. Many more examples teach the
+        head which key to read from the first step, so it gets going sooner: {loss_16:z.2f} nats
+        at steps 150-175, against {loss_512:z.2f} at 512.
     """,
 }
