@@ -25,16 +25,7 @@ def test_html_is_a_closed_details_block_with_escaped_paragraphs():
     assert "open" not in html
 
 
-DK_64 = """
-    √64 = {sqrt_dk:z.0f}; measured above: {std:z.2f}. Scores spread over about ±8 to ±16 push
-    the softmax towards one-hot (mean max weight {max_weight:z.3f} over 16 keys). Dividing by
-    √64 = 8 brings the spread back to 1 (measured {std_scaled:z.3f}) and the max weight down
-    to {max_weight_scaled:z.3f}.
-"""  # a template of notebook 02 (its answers module moves on; the machinery is tested here)
-
-
-def test_a_stored_answer_is_filled_and_reflowed(monkeypatch):
-    monkeypatch.setitem(ANSWERS, "02.dk-64", DK_64)
+def test_a_stored_answer_is_filled_and_reflowed():
     shown = answer(
         "02.dk-64",
         sqrt_dk=8.0,
@@ -56,8 +47,7 @@ def test_paragraphs_survive_the_reflow(monkeypatch):
     assert answer("99.two-paragraphs", x=1).text == "one 1\n\ntwo three"
 
 
-def test_an_unknown_key_names_the_close_ones(monkeypatch):
-    monkeypatch.setitem(ANSWERS, "02.dk-64", DK_64)
+def test_an_unknown_key_names_the_close_ones():
     with pytest.raises(ValueError, match=r"no stored answer '02\.dk64'; close: \['02\.dk-64'"):
         answer("02.dk64", std=1.0)
 
@@ -87,7 +77,7 @@ def test_every_stored_template_is_well_formed(key):
     assert "{" not in shown.text and "}" not in shown.text
 
 
-ASKING = ("answer", "Question")  # a folded answer, or a question that takes the student's first
+ANSWERING = ("answer", "Question")  # the calls that fill a stored answer
 
 
 def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
@@ -102,7 +92,7 @@ def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
                 line for line in cell.source.splitlines() if not line.startswith(("%", "!"))
             )
             for node in ast.walk(ast.parse(code)):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ASKING:
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ANSWERING:
                     key = node.args[0].value
                     calls.setdefault(key, []).append((path.name, {k.arg for k in node.keywords}))
     return calls
