@@ -143,6 +143,8 @@ SPECS: dict[str, NotebookSpec] = {
             *prediction("guess_gradient = Prediction(", "5", "guess_gradient.reveal("),
             *prediction("guess_ratio = Prediction(", "0.2", "guess_ratio.reveal("),
             *prediction("guess_batch = Prediction(", "100", "guess_batch.reveal("),
+            question("q_over_divided = Question("),
+            question("q_delay = Question("),
         ),
     ),
     "03_causal_mask": NotebookSpec(
