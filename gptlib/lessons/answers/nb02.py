@@ -15,7 +15,7 @@ ANSWERS = {
         examples where it is not the top. Your first_step_gradients on the first batch at
         d_k = 16 shows it: the three largest of 32 examples carry {top3_16:z.0%} of the gradient
         on the queried pair's score, against {top3_512:z.0%} at 512. Many more examples teach the
-        head which key to read from the first step, so it gets going sooner: {loss_16:z.2f} nats
-        at steps 150-175, against {loss_512:z.2f} at 512.
+        head which key to read from the first step, so it gets going sooner: {loss_16:z.1f} nats
+        at steps 150-175, against {loss_512:z.1f} at 512.
     """,
 }
