@@ -27,19 +27,15 @@ def test_html_is_a_closed_details_block_with_escaped_paragraphs():
 
 def test_a_stored_answer_is_filled_and_reflowed():
     shown = answer(
-        "02.dk-64",
-        sqrt_dk=8.0,
-        std=7.97,
-        max_weight=0.837,
-        std_scaled=0.996,
-        max_weight_scaled=0.241,
+        "02.divided-by-dk", expected_std=0.0884, std=0.0881, max_weight=0.073, uniform=0.0625
     )
     assert repr(shown) == (
-        "Answer: √64 = 8; measured above: 7.97. Scores spread over about ±8 to ±16 push the "
-        "softmax towards one-hot (mean max weight 0.837 over 16 keys). Dividing by √64 = 8 "
-        "brings the spread back to 1 (measured 0.996) and the max weight down to 0.241."
+        "Answer: std = √128 / 128 = 0.088 (measured 0.088). The scores are nearly equal, so every "
+        "row is close to uniform: mean max weight 0.073 against 1/16 = 0.0625. The opposite "
+        "failure to the unscaled one: attention can hardly prefer any key, and what it reads is "
+        "close to the average of all values. The checks of exercises 2 and 3 name this mistake."
     )
-    assert shown._repr_html_().startswith("<details><summary>Answer</summary><p>√64 = 8;")
+    assert shown._repr_html_().startswith("<details><summary>Answer</summary><p>std = √128")
 
 
 def test_paragraphs_survive_the_reflow(monkeypatch):
@@ -48,8 +44,10 @@ def test_paragraphs_survive_the_reflow(monkeypatch):
 
 
 def test_an_unknown_key_names_the_close_ones():
-    with pytest.raises(ValueError, match=r"no stored answer '02\.dk64'; close: \['02\.dk-64'"):
-        answer("02.dk64", std=1.0)
+    with pytest.raises(
+        ValueError, match=r"no stored answer '02\.divided-by-d'; close: \['02\.divided-by-dk'"
+    ):
+        answer("02.divided-by-d", std=1.0)
 
 
 def test_missing_and_unused_values_are_named():

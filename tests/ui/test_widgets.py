@@ -140,25 +140,12 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("scaled by 1/√d_k", "toggle", "click", line("max weight"), "decreases"),
             Interaction("unscaled", "toggle", "click", line("max weight"), "increases"),
             Interaction("d_k", "slider", "Home", line("max weight"), "decreases"),
-            *prediction("guess_spread = Prediction(", "11", "guess_spread.reveal("),
-            *prediction("guess_max_weight = Prediction(", "0.5", "guess_max_weight.reveal("),
-            Interaction(
-                "only the scaled one",
-                "toggle",
-                "click",
-                PREDICTION,
-                cell="guess_training = Prediction(",
-            ),
-            Interaction(
-                "commit", "button", "click", COMMITTED, cell="guess_training = Prediction("
-            ),
-            Interaction("guess_training.reveal(", RUN_CELL, "run", PREDICTION),
+            *prediction("guess_gradient = Prediction(", "5", "guess_gradient.reveal("),
+            *prediction("guess_ratio = Prediction(", "0.2", "guess_ratio.reveal("),
+            *prediction("guess_batch = Prediction(", "100", "guess_batch.reveal("),
+            question("q_over_divided = Question("),
+            question("q_delay = Question("),
         ),
-        ignored={
-            "both": OTHER_CHOICE,
-            "only the unscaled one": OTHER_CHOICE,
-            "neither": OTHER_CHOICE,
-        },
     ),
     "03_causal_mask": NotebookSpec(
         "03_*.ipynb",

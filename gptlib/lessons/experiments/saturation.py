@@ -1,14 +1,14 @@
-"""Why attention divides by √d_k: score spread, softmax saturation and the vanishing gradient.
+"""Why attention divides by √d_k (notebook 02): the student's softmax measurement swept over
+head sizes, and a retrieval head trained with and without the division.
 
-Used by notebook 02 (the variance table, the saturation curves and the d_k explorer). Queries and
-keys are drawn with independent N(0, 1) components, as the chapter assumes at initialisation, so
-an unscaled score q·k has variance d_k.
+Queries and keys have independent N(0, 1) components, as the chapter assumes at
+initialisation, so an unscaled score q·k has variance d_k.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -19,19 +19,15 @@ from torch import nn
 from gptlib.model import check_positive_int
 
 WIDEST_DRAW = 1024  # components drawn once per seed; d_k <= this uses a prefix of them
+# Notebook 02's measure_softmax: (q [N, d_k], k [N, n_keys, d_k], upstream [N, n_keys], scaled)
+# -> (score std, mean max weight, mean entropy in nats, mean gradient norm).
+Measure = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, bool], Sequence[float]]
 
 
 @dataclass(frozen=True)
 class Saturation:
-    """What one (d_k, scaled) setting does to the softmax.
-
-    scores: [n_queries, n_keys], the logits that enter the softmax (q·k, divided by √d_k when
-    `scaled`); weights: [n_keys], the softmax of the first query's row (the one the explorer
-    plots). score_std is the Monte-Carlo std of all scores; max_weight, entropy (nats) and
-    grad_norm are means over the queries. grad_norm is ‖∂L/∂z‖ for the softmax's input z and
-    L = Σ_j softmax(z)_j g_j with seeded N(0, 1) upstream gradients g: how much signal a
-    learning step would get through the softmax.
-    """
+    """One (d_k, scaled) setting: `measure`'s four numbers, and for the plots the scores
+    [n_queries, n_keys] entering the softmax and the first query's weights [n_keys]."""
 
     d_k: int
     scaled: bool
@@ -55,17 +51,12 @@ class Saturation:
         ]
 
 
-def saturation(
-    d_k: int, scaled: bool, seed: int = 0, n_queries: int = 256, n_keys: int = 16
-) -> Saturation:
-    """Score sample, one query's weights, and the saturation measures for width d_k (notebook 02).
-
-    q [n_queries, d_k] and k [n_queries, n_keys, d_k] have independent N(0, 1) components: the
-    first d_k of one seeded draw of width 1024, so moving d_k adds or removes components of the
-    same vectors and the explorer changes smoothly. Every query is scored against its own n_keys
-    keys and the softmax of each row is measured. A uniform row has entropy ln(n_keys); a
-    one-hot row has entropy 0, max weight 1 and zero gradient.
-    """
+def draw_rows(
+    d_k: int, seed: int = 0, n_queries: int = 256, n_keys: int = 16
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Seeded N(0, 1) q [n_queries, d_k], k [n_queries, n_keys, d_k], upstream [n_queries,
+    n_keys]: q and k are the first d_k components of one wide draw, so a wider head adds
+    components to the same vectors."""
     check_positive_int("d_k", d_k)
     if n_queries < 2 or n_keys < 2:
         raise ValueError(
@@ -73,51 +64,43 @@ def saturation(
             f"n_queries={n_queries}, n_keys={n_keys}"
         )
     q, k, upstream = _draw(seed, n_queries, n_keys, max(d_k, WIDEST_DRAW))
-    # [n_queries, n_keys, d_k] @ [n_queries, d_k, 1]: every query against its own keys
-    scores = (k[..., :d_k] @ q[..., :d_k].transpose(1, 2)).squeeze(-1)  # [n_queries, n_keys]
-    if scaled:
-        scores = scores / math.sqrt(d_k)
-    logits = scores.clone().requires_grad_(True)
-    weights = torch.softmax(logits, dim=-1)
-    (weights * upstream).sum().backward()
-    weights = weights.detach()
-
-    entropy = -(weights * torch.log(weights.clamp_min(1e-30))).sum(-1)
-    return Saturation(
-        d_k=d_k,
-        scaled=scaled,
-        scores=scores,
-        weights=weights[0],
-        score_std=scores.std().item(),
-        max_weight=weights.max(-1).values.mean().item(),
-        entropy=entropy.mean().item(),
-        grad_norm=logits.grad.norm(dim=-1).mean().item(),
-    )
-
-
-def saturation_sweep(
-    widths: Sequence[int], seed: int = 0, n_queries: int = 256, n_keys: int = 16
-) -> dict[bool, list[Saturation]]:
-    """`saturation` at every width, unscaled (key False) and scaled (key True) (notebook 02)."""
-    return {
-        scaled: [saturation(d_k, scaled, seed, n_queries, n_keys) for d_k in widths]
-        for scaled in (False, True)
-    }
+    return q[:, :d_k], k[..., :d_k], upstream
 
 
 @lru_cache(maxsize=4)
 def _draw(
     seed: int, n_queries: int, n_keys: int, width: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Seeded q [n_queries, 1, width], k [n_queries, n_keys, width], upstream [n_queries, n_keys].
-
-    Cached because drawing 4M normals dominates a redraw of the explorer; callers only slice.
-    """
+    """Cached because drawing 4M normals dominates a sweep; callers only slice."""
     generator = torch.Generator().manual_seed(seed)
     upstream = torch.randn(n_queries, n_keys, generator=generator)
-    q = torch.randn(n_queries, 1, width, generator=generator)
+    q = torch.randn(n_queries, width, generator=generator)
     k = torch.randn(n_queries, n_keys, width, generator=generator)
     return q, k, upstream
+
+
+def saturation(
+    d_k: int, scaled: bool, measure: Measure, seed: int = 0, n_queries: int = 256, n_keys: int = 16
+) -> Saturation:
+    """`measure` on the seeded rows of width d_k (each query against its own n_keys keys)."""
+    q, k, upstream = draw_rows(d_k, seed, n_queries, n_keys)
+    score_std, max_weight, entropy, grad_norm = (
+        float(x) for x in measure(q.clone(), k.clone(), upstream.clone(), scaled)
+    )
+    scores = torch.einsum("nd,nkd->nk", q, k) / (math.sqrt(d_k) if scaled else 1.0)
+    return Saturation(
+        d_k, scaled, scores, torch.softmax(scores[0], -1), score_std, max_weight, entropy, grad_norm
+    )
+
+
+def saturation_sweep(
+    widths: Sequence[int], measure: Measure, seed: int = 0, n_queries: int = 256, n_keys: int = 16
+) -> dict[bool, list[Saturation]]:
+    """`saturation` at every width, unscaled (key False) and scaled (key True) (notebook 02)."""
+    return {
+        scaled: [saturation(d_k, scaled, measure, seed, n_queries, n_keys) for d_k in widths]
+        for scaled in (False, True)
+    }
 
 
 # --- Training with and without 1/√d_k: a retrieval task for one attention head -------------
@@ -201,29 +184,22 @@ class RetrievalHead(nn.Module):
 
 @dataclass(frozen=True)
 class RetrievalRun:
-    """One training run of a `RetrievalHead` with Adam at learning rate `lr` (notebook 02).
+    """One training run of a `RetrievalHead` (notebook 02): `optimizer` ("adam" or "sgd") at
+    learning rate `lr`, batches of `batch_size`.
 
     losses [steps]: each step's cross-entropy in nats per answer (before the update);
     answer_weight [steps]: the mean attention weight on the queried pair (1/n_pairs when the
-    head reads at random, 1 when it reads the right pair). The `initial_*` numbers describe the
-    first batch at initialisation: the std of the scores entering the softmax, the mean max
-    weight, the mean ‖∂L/∂z‖ of one answer's loss L for the softmax's input z (the quantity of
-    the saturation table, with the task's gradient in place of a random one) and the mean
-    |∂L/∂z| on the queried pair's score alone: the signal that would teach the head to read
-    that pair.
+    head reads at random, 1 when it reads the right pair).
     """
 
     d_k: int
     scaled: bool
     task: RetrievalTask
+    optimizer: str
     lr: float
     batch_size: int
     losses: torch.Tensor
     answer_weight: torch.Tensor
-    initial_score_std: float
-    initial_max_weight: float
-    initial_grad_norm: float
-    initial_answer_grad: float
 
     @property
     def chance_loss(self) -> float:
@@ -236,68 +212,72 @@ class RetrievalRun:
             raise ValueError(f"need 0 <= start < stop <= {len(self.losses)}, got {start}, {stop}")
         return self.losses[start:stop].mean().item()
 
-    def lines(self) -> list[str]:
-        """The run's numbers as `name = value` lines."""
-        steps = len(self.losses)
-        return [
-            f"d_k = {self.d_k}",
-            f"scaled = {self.scaled}",
-            f"initial score std = {self.initial_score_std:z.2f}",
-            f"initial max weight = {self.initial_max_weight:z.3f}",
-            f"initial grad norm = {self.initial_grad_norm:z.4f}",
-            f"initial answer-score grad = {self.initial_answer_grad:z.4f}",
-            f"loss over the last 25 steps = {self.mean_loss(steps - 25, steps):z.3f} nats",
-            f"final weight on the answer = {self.answer_weight[-25:].mean().item():z.3f}",
-        ]
+    def steps_to_learn(self, threshold: float = 0.5, window: int = 25) -> int | None:
+        """The first step from which the mean loss of `window` steps is below `threshold`
+        nats, or None when the run never gets there."""
+        means = self.losses.unfold(0, window, 1).mean(-1)  # [steps - window + 1]
+        below = torch.nonzero(means < threshold)
+        return int(below[0]) if len(below) else None
+
+
+OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
+
+
+def first_batch(
+    d_k: int,
+    scaled: bool,
+    batch_size: int = 32,
+    d_model: int = 32,
+    task: RetrievalTask = RetrievalTask(),
+    seed: int = 0,
+) -> tuple[RetrievalHead, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The head at initialisation and the first batch (keys, values, queried) of the run that
+    `train_retrieval` with the same arguments trains (notebook 02).
+
+    The head's weights come from `seed` and the batches from `seed + 1` alone, so a scaled and
+    an unscaled head of the same d_k start from the same weights and see the same batches.
+    """
+    check_positive_int("d_k", d_k)
+    check_positive_int("batch_size", batch_size)
+    head = RetrievalHead(task, d_k, scaled, d_model, torch.Generator().manual_seed(seed))
+    return head, *task.batch(batch_size, torch.Generator().manual_seed(seed + 1))
 
 
 def train_retrieval(
     d_k: int,
     scaled: bool,
     steps: int = 300,
+    optimizer: str = "adam",
     lr: float = 3e-3,
     batch_size: int = 32,
     d_model: int = 32,
     task: RetrievalTask = RetrievalTask(),
     seed: int = 0,
 ) -> RetrievalRun:
-    """Train a fresh `RetrievalHead` with Adam on `task` and record the run (notebook 02).
-
-    The head's weights come from `seed` and the batches from `seed + 1` alone, so a scaled and
-    an unscaled run of the same d_k start from the same weights and see the same batches.
-    """
-    check_positive_int("d_k", d_k)
+    """Train a fresh `RetrievalHead` on `task` and record the run (notebook 02); its first step
+    is `first_batch` with the same arguments."""
     if steps < 25:
         raise ValueError(f"steps must be at least 25 (losses are averaged over 25), got {steps}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    model = RetrievalHead(task, d_k, scaled, d_model, torch.Generator().manual_seed(seed))
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}")
+    model, *_ = first_batch(d_k, scaled, batch_size, d_model, task, seed)
+    update = OPTIMIZERS[optimizer](model.parameters(), lr=lr)
     batches = torch.Generator().manual_seed(seed + 1)
     losses, answer_weight = torch.empty(steps), torch.empty(steps)
     for step in range(steps):
         keys, values, queried = task.batch(batch_size, batches)
         logits, scores = model(keys, values, queried)
-        if step == 0:
-            scores.retain_grad()  # for the first step's gradient measures
         loss = F.cross_entropy(logits, values.gather(1, queried[:, None])[:, 0])
-        optimizer.zero_grad()
+        update.zero_grad()
         loss.backward()
-        weights = torch.softmax(scores.detach(), dim=-1)
-        if step == 0:
-            per_answer = scores.grad * batch_size  # ∂(one answer's loss)/∂z, [B, n_pairs]
-            initial = (
-                scores.detach().std().item(),
-                weights.max(-1).values.mean().item(),
-                per_answer.norm(dim=-1).mean().item(),
-                per_answer.gather(1, queried[:, None]).abs().mean().item(),
-            )
-        optimizer.step()
+        update.step()
         losses[step] = loss.item()
+        weights = torch.softmax(scores.detach(), dim=-1)
         answer_weight[step] = weights.gather(1, queried[:, None]).mean()
-    return RetrievalRun(d_k, scaled, task, lr, batch_size, losses, answer_weight, *initial)
+    return RetrievalRun(d_k, scaled, task, optimizer, lr, batch_size, losses, answer_weight)
 
 
-def scaling_runs(d_k: int, steps: int = 300, seed: int = 0) -> dict[bool, RetrievalRun]:
-    """`train_retrieval` unscaled (key False) and scaled (key True), same start (notebook 02)."""
-    return {scaled: train_retrieval(d_k, scaled, steps, seed=seed) for scaled in (False, True)}
+def scaling_runs(d_k: int, steps: int = 300, **kwargs) -> dict[bool, RetrievalRun]:
+    """`train_retrieval` unscaled (key False) and scaled (key True), same start (notebook 02);
+    `kwargs` go to both runs."""
+    return {scaled: train_retrieval(d_k, scaled, steps, **kwargs) for scaled in (False, True)}

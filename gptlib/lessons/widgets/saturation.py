@@ -1,39 +1,46 @@
 """The d_k explorer of notebook 02: drag d_k, toggle the 1/√d_k scaling, watch the softmax.
 
-Driven by `gptlib.lessons.experiments.saturation.saturation` (pure and unit-tested).
+It shows the results of a sweep (`gptlib.lessons.experiments.saturation.saturation_sweep`, run
+with the student's `measure_softmax`), so a redraw looks its numbers up instead of measuring.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import ipywidgets as widgets
 
-from gptlib.lessons.experiments.saturation import Saturation, saturation, saturation_sweep
+from gptlib.lessons.experiments.saturation import Saturation
 from gptlib.lessons.viz.saturation import SaturationView
 from gptlib.lessons.widgets.explorer import Explorer
 
-DK_CHOICES = tuple(2**p for p in range(11))  # 1, 2, 4, ..., 1024
-
 
 class SaturationExplorer(Explorer):
-    """d_k slider (powers of two, 1..1024) and a scaled/unscaled toggle (notebook 02)."""
+    """A d_k slider over the sweep's widths and a scaled/unscaled toggle (notebook 02).
 
-    def __init__(self, d_k: int = 128, scaled: bool = False, seed: int = 0) -> None:
-        if d_k not in DK_CHOICES:
-            raise ValueError(f"d_k must be one of {DK_CHOICES}, got {d_k}")
-        self.seed = seed
-        self.curves = saturation_sweep(DK_CHOICES, seed)
+    `curves` is `saturation_sweep(widths, measure)`: {False: unscaled runs, True: scaled runs},
+    one per width, in the same order.
+    """
+
+    def __init__(
+        self, curves: dict[bool, Sequence[Saturation]], d_k: int = 128, scaled: bool = False
+    ) -> None:
+        self.runs = {(run.d_k, s): run for s in (False, True) for run in curves[s]}
+        widths = tuple(run.d_k for run in curves[False])
+        if d_k not in widths:
+            raise ValueError(f"d_k must be one of the sweep's widths {widths}, got {d_k}")
         self.d_k = widgets.SelectionSlider(
-            options=DK_CHOICES, value=d_k, description="d_k", continuous_update=True
+            options=widths, value=d_k, description="d_k", continuous_update=True
         )
         self.scaled = widgets.ToggleButtons(
             options=[("unscaled", False), ("scaled by 1/√d_k", True)], value=scaled
         )
         super().__init__([self.d_k, self.scaled], figsize=SaturationView.FIGSIZE)
-        self.view = SaturationView(self.figure, self.curves)
+        self.view = SaturationView(self.figure, curves)
         self.redraw()
 
     def compute(self) -> Saturation:
-        return saturation(self.d_k.value, self.scaled.value, self.seed)
+        return self.runs[self.d_k.value, self.scaled.value]
 
     def draw(self, result: Saturation) -> None:
         self.view.update(result)

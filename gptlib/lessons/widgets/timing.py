@@ -26,6 +26,7 @@ from gptlib.data.corpora import tiny_shakespeare
 from gptlib.data.grammar import TOY_GRAMMAR
 from gptlib.data.tokenizer import CharTokenizer
 from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
+from gptlib.lessons.experiments.saturation import saturation_sweep
 from gptlib.lessons.widgets.causal_mask import CausalMaskExplorer
 from gptlib.lessons.widgets.costs import CostCalculator
 from gptlib.lessons.widgets.explorer import Explorer, figure_png
@@ -33,7 +34,7 @@ from gptlib.lessons.widgets.multihead import HeadsExplorer
 from gptlib.lessons.widgets.norm_placement import GradientNormExplorer
 from gptlib.lessons.widgets.positions import PositionExplorer
 from gptlib.lessons.widgets.sampling import SamplingExplorer
-from gptlib.lessons.widgets.saturation import DK_CHOICES, SaturationExplorer
+from gptlib.lessons.widgets.saturation import SaturationExplorer
 from gptlib.lessons.widgets.start import ModelSizeExplorer
 from gptlib.lessons.widgets.trained_attention import AttentionExplorer
 from gptlib.model import GPT, GPTConfig, check_positive_int
@@ -128,6 +129,15 @@ def _toy_sentence(text: str) -> torch.Tensor:
     return TOY_GRAMMAR.tokenizer().encode(text)[None]  # [1, T]
 
 
+DK_WIDTHS = tuple(2**p for p in range(11))  # notebook 02's sweep: 1, 2, 4, ..., 1024
+
+
+def _saturation_explorer() -> SaturationExplorer:
+    # A redraw looks the sweep's numbers up and never measures (notebook 02 measures with the
+    # student's function), so the numbers here only fill the table: zeros do.
+    return SaturationExplorer(saturation_sweep(DK_WIDTHS, lambda q, k, g, scaled: (0.0,) * 4))
+
+
 def _causal_mask_explorer() -> CausalMaskExplorer:
     T = len("the red fox sees the cat.")
     moved = torch.rand(T, T, generator=torch.Generator().manual_seed(0))
@@ -184,8 +194,8 @@ def course_explorers() -> list[ExplorerCase]:
         ),
         ExplorerCase(
             "d_k and scaling (02)",
-            SaturationExplorer,
-            tuple({"d_k": d_k, "scaled": s} for s in (False, True) for d_k in DK_CHOICES[::-10]),
+            _saturation_explorer,
+            tuple({"d_k": d_k, "scaled": s} for s in (False, True) for d_k in DK_WIDTHS[::-10]),
         ),
         ExplorerCase(
             "causal mask (03)",

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+from gptlib.lessons.checks import REGISTRY
 from gptlib.lessons.experiments.saturation import (
     RetrievalTask,
     saturation,
@@ -14,12 +15,13 @@ from gptlib.lessons.experiments.saturation import (
 )
 from gptlib.lessons.viz.saturation import SaturationView, plot_saturation_curves, plot_scaling_runs
 
-CURVES = saturation_sweep([1, 16, 256], n_queries=32, n_keys=16)
+MEASURE = REGISTRY["measure-softmax"].reference
+CURVES = saturation_sweep([1, 16, 256], MEASURE, n_queries=32, n_keys=16)
 
 
 def test_view_update_shows_the_result():
     view = SaturationView(Figure(), CURVES)
-    result = saturation(256, scaled=False)
+    result = saturation(256, False, MEASURE)
     view.update(result)
     heights = [bar.get_height() for bar in view.bars]
     np.testing.assert_allclose(heights, result.weights.numpy(), rtol=1e-6)
@@ -34,8 +36,8 @@ def test_view_update_shows_the_result():
 
 def test_view_follows_a_change_of_setting():
     view = SaturationView(Figure(), CURVES)
-    view.update(saturation(256, scaled=False))
-    scaled = saturation(256, scaled=True)
+    view.update(saturation(256, False, MEASURE))
+    scaled = saturation(256, True, MEASURE)
     view.update(scaled)
     half_width = 4 * max(1.0, scaled.score_std)  # four standard deviations each side
     assert view.hist_ax.get_xlim() == pytest.approx((-half_width, half_width))
@@ -55,7 +57,7 @@ def test_reference_lines_are_labelled():
 def test_view_refuses_a_result_with_another_number_of_keys():
     view = SaturationView(Figure(), CURVES, n_keys=16)
     with pytest.raises(ValueError, match="n_keys=8"):
-        view.update(saturation(4, scaled=True, n_keys=8))
+        view.update(saturation(4, True, MEASURE, n_keys=8))
 
 
 def test_curves_plot_one_line_per_mode_in_each_panel_and_labelled_levels():
