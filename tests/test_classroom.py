@@ -538,30 +538,31 @@ def test_autograde_the_capstone_right_and_with_a_model_missing_its_final_norm(tm
 
 
 def test_a_graded_release_gives_students_checks_without_solutions(tmp_path):
-    """The students' gptlib of a graded release (notebook 02): no module holding a reference or a
+    """The students' gptlib of a graded release (notebook 09): no module holding a reference or a
     mistake, show_solution switched off, and still a right answer passes and a catalogued
-    mistake is named, from recorded results alone."""
-    nb02 = ROOT / "notebooks" / "02_scaled_dot_product_attention.ipynb"
-    package = classroom.student_package([nb02], tmp_path / "gptlib-student")
+    mistake is named, from recorded results alone. (A lesson whose exercises take functions or
+    models as inputs cannot be recorded yet: docs/authoring.md says which.)"""
+    nb09 = ROOT / "notebooks" / "09_cost_accounting.ipynb"
+    package = classroom.student_package([nb09], tmp_path / "gptlib-student")
     checks = package / "gptlib" / "lessons" / "checks"
     assert not list(checks.glob("nb*.py")) and (checks / "recorded.pt").is_file()
     script = """
-import inspect, io, contextlib, torch
+import io, contextlib
 import gptlib.lessons.checks as checks
 from gptlib.lessons.checks import REGISTRY, CheckError, show_solution, verify
 assert checks.__file__.startswith(PACKAGE), checks.__file__
-assert sorted(REGISTRY) == ["attention", "softmax-rows"], sorted(REGISTRY)
+assert sorted(REGISTRY) == ["llama-block-parameters", "training-gpu-hours"], sorted(REGISTRY)
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
-    show_solution("softmax-rows")
+    show_solution("training-gpu-hours")
 print(out.getvalue().strip())
 try:
-    import gptlib.lessons.checks.nb02
+    import gptlib.lessons.checks.nb09
 except ImportError:
-    print("no nb02")
-print(verify("softmax-rows", lambda s: torch.softmax(s, dim=-1)))
+    print("no nb09")
+print(verify("training-gpu-hours", lambda n, d, peak, mfu: n * d * 6 / 3600 / (peak * mfu)))
 try:
-    verify("softmax-rows", lambda s: torch.softmax(s, dim=0))
+    verify("training-gpu-hours", lambda n, d, peak, mfu: 2 * n * d / (peak * mfu) / 3600)
 except CheckError as e:
     print("named", e.mistake)
 """
@@ -573,4 +574,4 @@ except CheckError as e:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert lines[0].startswith("show_solution is switched off for this assignment")
-    assert lines[1:] == ["no nb02", "3", "named columns"]
+    assert lines[1:] == ["no nb09", "3", "named forward only"]
