@@ -46,8 +46,10 @@ import argparse
 import contextlib
 import csv
 import os
+import pickle
 import re
 import shutil
+import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
@@ -182,8 +184,28 @@ def student_package(notebooks: list[Path], out: Path) -> Path:
             or (Path(folder).relative_to(ROOT / "gptlib") == checks and re.fullmatch(r"nb\d+.*", n))
         ],
     )
-    torch.save(record(exercises_of(notebooks)), out / "gptlib" / checks / RECORDING.name)
+    names = ", ".join(nb.stem for nb in notebooks)
+    try:
+        torch.save(record(exercises_of(notebooks)), out / "gptlib" / checks / RECORDING.name)
+    except (AttributeError, TypeError, pickle.PicklingError) as exc:  # a local function
+        shutil.rmtree(out)
+        raise ValueError(_NOT_RECORDABLE.format(names=names, why=exc)) from exc
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import gptlib.lessons.checks"],
+        capture_output=True, text=True, cwd=out, env={**os.environ, "PYTHONPATH": str(out)},
+    )  # fmt: skip
+    if loaded.returncode != 0:
+        shutil.rmtree(out)
+        why = (loaded.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ValueError(_NOT_RECORDABLE.format(names=names, why=why))
     return out
+
+
+_NOT_RECORDABLE = (
+    "{names} cannot be released graded yet: the recorded checks need every exercise's inputs "
+    "and adapter to load without the modules a graded release leaves out ({why}). Release "
+    "without --graded, or see docs/authoring.md, 'A graded release'"
+)
 
 
 def find_submissions(paths: list[Path], student: str | None = None) -> list[tuple[str, Path]]:

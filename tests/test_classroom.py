@@ -537,6 +537,15 @@ def test_autograde_the_capstone_right_and_with_a_model_missing_its_final_norm(tm
     assert ben.failures == (f"nb07-gpt-check: gpt: {message} (misconception: no-final-layernorm)",)
 
 
+def test_a_graded_release_of_a_lesson_that_cannot_be_recorded_is_refused(tmp_path):
+    """Notebook 02's exercises take a retrieval head built by its check module, which a graded
+    release leaves out: the release says so instead of shipping checks that cannot load."""
+    nb02 = ROOT / "notebooks" / "02_scaled_dot_product_attention.ipynb"
+    with pytest.raises(ValueError, match="02_scaled_dot_product_attention cannot be released"):
+        classroom.student_package([nb02], tmp_path / "gptlib-student")
+    assert not (tmp_path / "gptlib-student").exists()
+
+
 def test_a_graded_release_gives_students_checks_without_solutions(tmp_path):
     """The students' gptlib of a graded release (notebook 09): no module holding a reference or a
     mistake, show_solution switched off, and still a right answer passes and a catalogued
