@@ -17,6 +17,11 @@ The core path of every lesson 01-09 must come to at most 50 minutes by this esti
 must come to at most 80; the optional sections hold no graded exercise, so that autograding
 asks only for the core.
 `python tests/test_core_path.py` prints the estimate of each notebook.
+
+The core path also stands alone: each lesson 00-09, in both editions, runs from its first cell
+to its last with every optional section deleted (the slow tests at the end), the workbook with
+every exercise left undone, so a student who skips what the first cell says may wait never meets
+a name made only there.
 """
 
 from __future__ import annotations
@@ -26,7 +31,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import pytest
+from nbclient import NotebookClient
+
+from gptlib.lessons.checks import read_outcome
+from gptlib.lessons.checks.outcomes import NOT_IMPLEMENTED, PASSED
+from tests.executed import raised, stream_text
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted(p for p in (ROOT / "notebooks").glob("0[1-9]_*.ipynb"))
@@ -59,24 +70,39 @@ def _cell_minutes(cell: dict) -> tuple[float, bool]:
     return minutes, graded
 
 
-def estimate(path: Path) -> Minutes:
-    """The notebook's estimated minutes, core and optional."""
-    result, optional_level = Minutes(), None  # the level of the optional heading we are under
-    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+def sections(cells: list[dict]) -> list[tuple[dict, bool, bool]]:
+    """Each cell with (is in an optional section, opens one): a markdown cell belongs where its
+    last heading leaves it."""
+    marked, optional_level = [], None  # the level of the optional heading we are under
+    for cell in cells:
+        opens = False
         if cell["cell_type"] == "markdown":
             for hashes, title in HEADING.findall("".join(cell["source"])):
                 level = len(hashes)
                 if optional_level is not None and level <= optional_level:
                     optional_level = None
                 if optional_level is None and OPTIONAL_HEADING.search(title.rstrip()):
-                    optional_level = level
-                    result.optional_sections += 1
+                    optional_level, opens = level, True
+        marked.append((cell, optional_level is not None, opens))
+    return marked
+
+
+def core_cells(cells: list[dict]) -> list[dict]:
+    """The cells of the core path: every optional section deleted."""
+    return [cell for cell, optional, _ in sections(cells) if not optional]
+
+
+def estimate(path: Path) -> Minutes:
+    """The notebook's estimated minutes, core and optional."""
+    result = Minutes()
+    for cell, optional, opens in sections(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+        result.optional_sections += opens
         minutes, graded = _cell_minutes(cell)
-        if optional_level is None:
-            result.core += minutes
-        else:
+        if optional:
             result.optional += minutes
             result.optional_exercises += graded
+        else:
+            result.core += minutes
     return result
 
 
@@ -111,6 +137,63 @@ def test_the_estimate_counts_what_it_says(tmp_path):
     assert minutes.optional_sections == 1 and minutes.optional_exercises == 1
     assert minutes.core == pytest.approx(3 / 120 + 1 + 0.5 + 2 / 120 + 0.5 + 1)
     assert minutes.optional == pytest.approx((4 + 240 + 3) / 120 + 0.5 + 6)
+
+
+def test_the_core_cells_leave_out_exactly_the_optional_sections():
+    cells = [
+        {"cell_type": "markdown", "source": "## 1. Core"},
+        {"cell_type": "code", "source": "a = 1"},
+        {"cell_type": "markdown", "source": "## 2. Deep (optional)"},
+        {"cell_type": "code", "source": "b = 2"},
+        {"cell_type": "markdown", "source": "### 2.1 Deeper"},
+        {"cell_type": "code", "source": "c = 3"},
+        {"cell_type": "markdown", "source": "## 3. Core again"},
+        {"cell_type": "code", "source": "d = a"},
+    ]
+    assert [c["source"] for c in core_cells(cells)] == [
+        "## 1. Core",
+        "a = 1",
+        "## 3. Core again",
+        "d = a",
+    ]
+
+
+WORKBOOK = ROOT / "workbook"
+EDITIONS = [
+    pytest.param(edition, path.name, id=f"{edition}-{path.stem[:2]}")
+    for edition in ("solved", "workbook")
+    for path in sorted((ROOT / "notebooks").glob("0[0-9]_*.ipynb"))
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("edition", "name"), EDITIONS)
+def test_the_core_path_runs_alone(edition, name, tmp_path, monkeypatch):
+    """Every optional section deleted, the lesson runs to its end without an error: the solved
+    edition with its solutions and guards, the workbook with every exercise left undone (each
+    check then says 'not implemented yet', shows the stand-in box, and scores zero)."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("GPTLIB_DEVICE", "cpu")
+    folder = ROOT / "notebooks" if edition == "solved" else WORKBOOK
+    nb = nbformat.read(folder / name, as_version=4)
+    nb.cells = core_cells(nb.cells)
+    client = NotebookClient(
+        nb, timeout=600, kernel_name="python3", allow_errors=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )  # fmt: skip
+    client.execute()
+    errors = raised(nb)
+    assert not errors, f"{edition} {name}, core path alone, stopped: {errors}"
+    checks = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert bool(checks) == (name[:2] != "00"), "lessons 01-09 have graded checks, 00 none"
+    for cell in checks:
+        outcome = read_outcome(stream_text(cell, "stdout") + stream_text(cell, "stderr"))
+        if edition == "solved":
+            assert outcome.status == PASSED, cell.source
+            continue
+        assert outcome.status == NOT_IMPLEMENTED, cell.source
+        [notice] = [o for o in cell.outputs if o.output_type == "display_data"]
+        assert "stands in for yours below" in notice.data["text/html"]
 
 
 if __name__ == "__main__":
