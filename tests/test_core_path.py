@@ -34,6 +34,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbgrader.utils import determine_grade
 
 from gptlib.lessons.checks import read_outcome
 from gptlib.lessons.checks.outcomes import NOT_IMPLEMENTED, PASSED
@@ -194,6 +195,7 @@ def test_the_core_path_runs_alone(edition, name, tmp_path, monkeypatch):
         assert outcome.status == NOT_IMPLEMENTED, cell.source
         [notice] = [o for o in cell.outputs if o.output_type == "display_data"]
         assert "stands in for yours below" in notice.data["text/html"]
+        assert determine_grade(cell) == (0, cell.metadata["nbgrader"]["points"])
 
 
 if __name__ == "__main__":
