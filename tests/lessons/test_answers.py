@@ -78,7 +78,8 @@ def test_every_stored_template_is_well_formed(key):
 
 
 def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
-    """{key: [(notebook, keyword names), ...]} for every `answer("key", ...)` in a notebook."""
+    """{key: [(notebook, keyword names), ...]} for every `answer("key", ...)` and
+    `Question("key", ...)` in a notebook."""
     calls: dict[str, list[tuple[str, set[str]]]] = {}
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -88,7 +89,8 @@ def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
                 line for line in cell.source.splitlines() if not line.startswith(("%", "!"))
             )
             for node in ast.walk(ast.parse(code)):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "answer":
+                called = getattr(getattr(node, "func", None), "id", "")
+                if isinstance(node, ast.Call) and called in ("answer", "Question"):
                     key = node.args[0].value
                     calls.setdefault(key, []).append((path.name, {k.arg for k in node.keywords}))
     return calls

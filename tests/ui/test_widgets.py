@@ -232,6 +232,8 @@ SPECS: dict[str, NotebookSpec] = {
                 cell="guess_rung = Prediction(",
             ),
             Interaction("guess_rung.reveal(", RUN_CELL, "run", r"your prediction = [^\n]*"),
+            # The long run's prediction: the gap between the held-out and training estimates.
+            *prediction("guess_gap = Prediction(", "0.5", "guess_gap.reveal("),
         ),
         ignored={
             rung: "the other choices of the ladder's prediction: one click proves the buttons"

@@ -14,6 +14,7 @@ from gptlib.lessons.checks import (
     read_outcome,
     verify,
 )
+from gptlib.lessons.checks.core import forget_tries
 from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, PASSED
 from tests.lessons.checks import (
     test_nb01,
@@ -40,6 +41,7 @@ INDEPENDENT = {
     "embed": test_nb01.EMBED_ANSWERS["one-hot product"],
     "ffn_parameter_count": test_nb05.COUNTS["a float"],
     "generate": test_nb07._generate_by_scatter,
+    "get-batch": test_nb08.BATCHES["unfold"],
     "gpt": test_nb07.ChapterNamesGPT,
     "gpt-attention": test_nb04._BySdpa,
     "gpt-block": test_nb07.TrilBlock,
@@ -52,8 +54,8 @@ INDEPENDENT = {
     "sinusoidal-positions": test_nb01._sinusoidal_by_loops,
     "softmax-rows": test_nb02.SOFTMAXES["log-sum-exp"],
     "split-heads": test_nb04.SPLITS["stack of chunks"],
-    "surprisal": test_nb08.SURPRISALS["float64 probabilities"],
     "top-p-probabilities": test_nb08._top_p_by_searchsorted,
+    "train": test_nb08.LOOPS["mean over tokens in inference mode, foreach AdamW"],
     "training-gpu-hours": test_nb09.HOURS["another order"],
 }
 MISTAKES = [(name, m) for name in EXERCISES for m in REGISTRY[name].mistakes]
@@ -90,6 +92,7 @@ def test_each_mistake_is_named(name, mistake, capsys):
         verify(name, mistake.implementation)
     assert str(info.value) == f"{name}: {mistake.message}"
     assert info.value.mistake == mistake.name
+    forget_tries()  # a mistake made again is reported with its fix
     check(name, mistake.implementation, namespace={})
     assert read_outcome(capsys.readouterr().err) == Outcome(
         name, MISTAKE, " ".join(mistake.message.split()), mistake.name
