@@ -77,8 +77,11 @@ def test_every_stored_template_is_well_formed(key):
     assert "{" not in shown.text and "}" not in shown.text
 
 
+ANSWERING = ("answer", "Question")  # the calls that fill a stored answer
+
+
 def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
-    """{key: [(notebook, keyword names), ...]} for every `answer("key", ...)` and
+    """{key: [(notebook, keyword names), ...]} for every `answer("key", ...)` or
     `Question("key", ...)` in a notebook."""
     calls: dict[str, list[tuple[str, set[str]]]] = {}
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
@@ -89,8 +92,7 @@ def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
                 line for line in cell.source.splitlines() if not line.startswith(("%", "!"))
             )
             for node in ast.walk(ast.parse(code)):
-                called = getattr(getattr(node, "func", None), "id", "")
-                if isinstance(node, ast.Call) and called in ("answer", "Question"):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ANSWERING:
                     key = node.args[0].value
                     calls.setdefault(key, []).append((path.name, {k.arg for k in node.keywords}))
     return calls
