@@ -1,5 +1,5 @@
-"""What each piece buys: the ablation ladder's curves and bars, the gains of each piece in two
-orders, and one head against several (notebook 08)."""
+"""What each piece buys: the ablation ladder's curves and bars, and one head against several
+(notebook 08)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from gptlib.lessons.experiments.ablation import ADDS, FULL, LADDER, LEFT_OUT, Ladder
+from gptlib.lessons.experiments.ablation import LADDER, Ladder
 from gptlib.lessons.experiments.two_lookups import HeadsRun
 
 
@@ -43,37 +43,6 @@ def plot_ladder(ladder: Ladder, vocab_size: int, counted_bigram: float | None = 
     right.set_xlabel("held-out loss (nats per character)")
     right.set_title(f"after {ladder.steps:,} steps: mean and range of the seeds", fontsize=10)
     right.legend(fontsize=8, loc="lower right")
-    return fig
-
-
-def plot_gains(ladder: Ladder) -> Figure:
-    """What each piece lowers the held-out loss by, in nats: added in the ladder's order
-    (against the rung before) and added last (the full model against the full model without
-    it); bars at the seeds' mean, lines over their range."""
-    in_order, last = ladder.ladder_gains(), ladder.added_last()
-    pieces = list(LEFT_OUT)
-    y = np.arange(len(pieces))
-    fig, ax = plt.subplots(figsize=(8, 0.55 * len(pieces) + 1.4), constrained_layout=True)
-    orders = {
-        "added in the ladder's order": {p: in_order.get(ADDS.get(p, ""), []) for p in pieces},
-        f"added last (to the rest of '{FULL}')": last,
-    }
-    for shift, (label, gains) in zip((-0.2, 0.2), orders.items(), strict=True):
-        shown = [i for i, p in enumerate(pieces) if gains[p]]
-        values = [gains[pieces[i]] for i in shown]
-        mean = [float(np.mean(v)) for v in values]
-        spread = [
-            [m - min(v) for m, v in zip(mean, values, strict=True)],
-            [max(v) - m for m, v in zip(mean, values, strict=True)],
-        ]
-        ax.barh(y[shown] + shift, mean, height=0.38, xerr=spread, capsize=2, label=label)
-    ax.axvline(0, color="black", lw=0.8)
-    ax.set_yticks(y, pieces)
-    ax.invert_yaxis()
-    ax.set_xlabel("held-out loss lowered by the piece (nats per character)")
-    ax.legend(fontsize=8, loc="lower right")
-    ax.set_title(f"after {ladder.steps:,} steps, seeds {', '.join(map(str, ladder.seeds))}",
-                 fontsize=10)  # fmt: skip
     return fig
 
 
