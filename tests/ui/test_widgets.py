@@ -264,6 +264,11 @@ SPECS: dict[str, NotebookSpec] = {
                 cell="guess_rung = Prediction(",
             ),
             Interaction("guess_rung.reveal(", RUN_CELL, "run", r"your prediction = [^\n]*"),
+            # The long run's prediction: the gap between the held-out and training estimates.
+            *prediction("guess_gap = Prediction(", "0.5", "guess_gap.reveal("),
+            question("q_gap = Question("),
+            question("q_mode = Question("),
+            question("q_ladder = Question("),
         ),
         ignored={
             rung: "the other choices of the ladder's prediction: one click proves the buttons"

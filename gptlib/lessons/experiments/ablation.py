@@ -1,35 +1,36 @@
-"""What each piece of the GPT buys: an ablation ladder on a character corpus (notebook 08).
+"""What each piece of the GPT buys: an ablation ladder (notebook 08).
 
-Every rung is a `gptlib.GPT` with pieces taken out, trained with the same seed, data and step
-budget, and scored by its held-out loss on the same fixed batches:
+Every rung is gptlib's GPT (`variants`) with pieces taken out, trained by a loop that is passed
+in (notebook 08's student's `train`, or the reference in `scripts/nb08_runs.py`):
 
-    bigram → + attention, one head → + several heads → + MLP → + residuals → + LayerNorm (the
-    full model) → the full model without position embeddings.
+    bigram → + attention, 1 head → + several heads → + MLP → + residuals → + LayerNorm (full)
 
-The full rung is gptlib's model untouched. The others are its lesson variants
-(`gptlib.lessons.experiments.variants`): the same modules, and so the same initialisation, with
-blocks rewired without the MLP, the residual connections or the LayerNorms; the bigram rung has
-no blocks at all, so its logits at position t depend on token t alone.
+Long runs of every rung (several seeds, the chapter's learning rate) are stored in
+`gptlib/data/nb08_runs.json` (`long_runs`); the notebook trains a few steps of them live.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
-import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from gptlib.lessons.experiments.long_runs import Curves, fixed_batches, long_runs
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
-from gptlib.train import TrainConfig, Trainer
+
+# The small GPT every rung is cut from, and how it is fed.
+SHAPE = {"d_model": 64, "n_layers": 2, "n_heads": 4}
+BATCH, BLOCK = 12, 64
 
 
 @dataclass(frozen=True)
 class Rung:
-    """Which pieces a rung of the ladder keeps. `several_heads=False` means one head of width d."""
+    """Which pieces a configuration keeps. `several_heads=False` means one head of width d;
+    without attention the blocks hold only what else they keep."""
 
     name: str
     attention: bool = True
@@ -48,8 +49,8 @@ LADDER: tuple[Rung, ...] = (
     Rung("+ MLP", residual=False, layer_norm=False),
     Rung("+ residuals", layer_norm=False),
     Rung("+ LayerNorm (full)"),
-    Rung("full, no positions", positions=False),
 )
+RUNGS: dict[str, Rung] = {r.name: r for r in LADDER}
 
 
 def build_rung(
@@ -59,10 +60,10 @@ def build_rung(
     d_model: int = 64,
     n_layers: int = 2,
     n_heads: int = 4,
-    max_len: int = 64,
-    embedding_std: float = 0.02,
+    max_len: int = BLOCK,
 ) -> GPT:
-    """The GPT of one rung: gptlib's model with the pieces `rung` leaves out removed."""
+    """The GPT of one rung: ids [B, T] → (logits [B, T, V], loss), every module with PyTorch's
+    default initialisation (the chapter's), the embeddings N(0, 1)."""
     config = GPTConfig(
         vocab_size=vocab_size,
         d_model=d_model,
@@ -76,150 +77,87 @@ def build_rung(
         block_norms=rung.layer_norm,
         final_norm=rung.layer_norm,
         mlp=rung.mlp,
+        attention="fused" if rung.attention else "none",
     )
-    model = build_gpt(config, variant, embedding_std=embedding_std)
-    if not rung.attention:
-        model.blocks = nn.ModuleList()
+    model = build_gpt(config, variant, embedding_std=1.0, init="pytorch")
+    if not (rung.attention or rung.mlp):
+        model.blocks = nn.ModuleList()  # nothing left in a block: the bigram
     return model
 
 
-@dataclass(frozen=True)
-class RungResult:
-    """One trained rung: its parameter count, losses on the fixed batches, training seconds."""
-
-    name: str
-    parameters: int
-    val_loss: float
-    train_loss: float
-    seconds: float
-
-
-@dataclass(frozen=True)
-class LadderResult:
-    """Every rung after the same training budget (`steps` steps of `batch_size` × `block_size`)."""
-
-    rungs: tuple[RungResult, ...]
-    steps: int
-    tokens_per_step: int
-
-    def __getitem__(self, name: str) -> RungResult:
-        for r in self.rungs:
-            if r.name == name:
-                return r
-        raise KeyError(f"no rung {name!r}; rungs: {[r.name for r in self.rungs]}")
-
-    def gains(self) -> dict[str, float]:
-        """How much each rung lowers the held-out loss of the one before it (the ladder's
-        order; negative: it made things worse). The last rung is compared with the full model."""
-        gains, previous = {}, None
-        for r in self.rungs:
-            if previous is not None:
-                base = self["+ LayerNorm (full)"] if r.name == "full, no positions" else previous
-                gains[r.name] = base.val_loss - r.val_loss
-            previous = r
-        return gains
-
-    def lines(self) -> list[str]:
-        """One `name = value` line per rung: held-out loss and parameters."""
-        return [
-            f"{r.name} = {r.val_loss:z.3f} nats held out ({r.parameters:,} parameters)"
-            for r in self.rungs
-        ]
-
-
-def train_ladder(
+def train_rung(
+    train: Callable[..., tuple],
+    get_batch: Callable[..., tuple[torch.Tensor, torch.Tensor]],
+    rung: Rung,
     train_ids: torch.Tensor,
     val_ids: torch.Tensor,
     vocab_size: int,
-    config: TrainConfig,
-    rungs: tuple[Rung, ...] = LADDER,
     *,
-    d_model: int = 64,
-    n_layers: int = 2,
-    n_heads: int = 4,
-    embedding_std: float = 0.02,
-    seed: int = 0,
-) -> LadderResult:
-    """Train every rung on train_ids [N] with one seed and one `config`; score it on val_ids.
-
-    Held-out loss is the mean over `config.eval_batches` fixed batches of val_ids, the same
-    batches for every rung (the Trainer draws them from `config.seed`).
-    """
-    results = []
-    for rung in rungs:
-        torch.manual_seed(seed)
-        model = build_rung(
-            rung,
-            vocab_size,
-            d_model=d_model,
-            n_layers=n_layers,
-            n_heads=n_heads,
-            max_len=config.block_size,
-            embedding_std=embedding_std,
-        )
-        start = time.perf_counter()
-        history = Trainer(model, train_ids, val_ids, config).run(progress=False)
-        results.append(
-            RungResult(
-                rung.name,
-                model.num_parameters(),
-                history.eval_val_loss[-1],
-                history.eval_train_loss[-1],
-                time.perf_counter() - start,
-            )
-        )
-    return LadderResult(tuple(results), config.steps, config.batch_size * config.block_size)
+    lr: float,
+    steps: int,
+    eval_every: int,
+    seed: int,
+    n_eval: int = 20,
+) -> Curves:
+    """One run as the long runs were made: weights from `seed`, training batches
+    get_batch(train_ids, 12, 64, generator seeded with `seed`), the same `n_eval` fixed batches
+    of each split for every run (`fixed_batches`), then train(model, ...)'s estimates."""
+    torch.manual_seed(seed)
+    model = build_rung(rung, vocab_size, **SHAPE)
+    generator = torch.Generator().manual_seed(seed)
+    batches = fixed_batches(get_batch, train_ids, val_ids, n_eval, BATCH, BLOCK)
+    out = train(
+        model, lambda: get_batch(train_ids, BATCH, BLOCK, generator), batches, steps, lr, eval_every
+    )
+    return Curves.of(out)
 
 
 @dataclass(frozen=True)
-class LadderSeeds:
-    """The same ladder trained once per seed (each seed draws its own initialisation, batches
-    and held-out batches): `ladders[i]` was trained with `seeds[i]`."""
+class Ladder:
+    """The long runs: the held-out curves of every rung and seed, all at learning rate `lr`."""
 
+    runs: dict[tuple[str, int], Curves]  # (rung, seed) → curves
+    lr: float
     seeds: tuple[int, ...]
-    ladders: tuple[LadderResult, ...]
+    steps: int
 
-    def losses(self, name: str) -> list[float]:
-        """Rung `name`'s held-out loss for each seed, in the order of `seeds`."""
-        return [ladder[name].val_loss for ladder in self.ladders]
+    @classmethod
+    def load(cls) -> Ladder:
+        data = long_runs()["ladder"]
+        runs = {(r["config"], r["seed"]): Curves.from_dict(r) for r in data["runs"]}
+        return cls(runs, data["lr"], tuple(data["seeds"]), data["steps"])
 
-    def lines(self) -> list[str]:
-        """One line per rung: the mean held-out loss and its range over the seeds."""
-        seeds = ", ".join(str(s) for s in self.seeds)
-        lines = []
-        for rung in self.ladders[0].rungs:
-            losses = self.losses(rung.name)
-            lines.append(
-                f"{rung.name:20s} {statistics.mean(losses):z.3f} nats held out on average, "
-                f"from {min(losses):z.3f} to {max(losses):z.3f} over seeds {seeds}"
-            )
-        return lines
+    def curves(self, config: str) -> list[Curves]:
+        """The runs of `config`, one per seed."""
+        return [self.runs[config, s] for s in self.seeds]
 
+    def loss(self, config: str, step: int | None = None) -> list[float]:
+        """Held-out loss of each seed at `step` (default: the end)."""
+        return [c.val_at(self.steps if step is None else step) for c in self.curves(config)]
 
-def train_ladder_seeds(
-    train_ids: torch.Tensor,
-    val_ids: torch.Tensor,
-    vocab_size: int,
-    config: TrainConfig,
-    seeds: tuple[int, ...] = (0, 1, 2),
-    **ladder_options: object,
-) -> LadderSeeds:
-    """`train_ladder` once per seed: the seed sets the initialisation (`seed`) and the batches
-    (`config.seed`); `ladder_options` are `train_ladder`'s keywords (`d_model`, ...)."""
-    if not seeds:
-        raise ValueError("seeds is empty: give at least one seed, e.g. seeds=(0, 1, 2)")
-    ladders = tuple(
-        train_ladder(
-            train_ids,
-            val_ids,
-            vocab_size,
-            dataclasses.replace(config, seed=seed),
-            seed=seed,
-            **ladder_options,  # type: ignore[arg-type]
-        )
-        for seed in seeds
-    )
-    return LadderSeeds(tuple(seeds), ladders)
+    def mean(self, config: str, step: int | None = None) -> float:
+        return statistics.mean(self.loss(config, step))
+
+    def ladder_gains(self, step: int | None = None) -> dict[str, list[float]]:
+        """Per rung, seed by seed: how much lower its held-out loss is than the rung before."""
+        names = [r.name for r in LADDER]
+        losses = {name: self.loss(name, step=step) for name in names}
+        return {
+            new: [a - b for a, b in zip(losses[old], losses[new], strict=True)]
+            for old, new in zip(names, names[1:], strict=False)
+        }
+
+    def order(self, configs: Sequence[str], step: int) -> list[str]:
+        """`configs` sorted by their mean held-out loss at `step`, lowest first."""
+        return sorted(configs, key=lambda c: self.mean(c, step=step))
+
+    def last_reorder(self, configs: Sequence[str]) -> int:
+        """The last estimate step at which the order of `configs` by mean held-out loss differed
+        from the order at the end (0 if it never did after the start)."""
+        steps = self.curves(configs[0])[0].eval_steps
+        final = self.order(configs, self.steps)
+        changed = [s for s in steps[1:] if self.order(configs, s) != final]
+        return max(changed, default=0)
 
 
 def bigram_cross_entropy(

@@ -3,8 +3,10 @@
 Notebook 07 decodes through the student's own model with the student's cached attention
 (`decode_with_cache`) and counts the positions each way feeds through a layer
 (`positions_through_qkv`). Notebook 08 and `benchmarks/generation.py` time gptlib's two paths
-(`compare_cache`): both decode greedily from the same prompt, the outputs must be identical, and
-the two are timed in alternation so that load on a shared machine slows both alike.
+(`compare_cache`): both decode from the same prompt (greedily, or sampled with generators seeded
+alike) and their tokens are compared, the two timed in alternation so that load on a shared
+machine slows both alike; `cached_logit_gap` measures how far apart their logits are, and
+`window_passes` when `GPT.generate` re-reads a whole window.
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ def positions_through_qkv(
 
 @dataclass(frozen=True)
 class CacheComparison:
-    """Greedy generation of `n_new` tokens after a prompt, with and without the KV cache.
+    """Generation of `n_new` tokens after a prompt, with and without the KV cache, at a
+    `temperature` (0: greedy) with generators seeded alike.
 
     cached_s and recomputed_s are median seconds (of the clock given to `compare_cache`) over
     `rounds` alternating runs; identical says whether the two token sequences [B, T + n_new]
@@ -90,6 +93,7 @@ class CacheComparison:
     identical: bool
     cached_s: float
     recomputed_s: float
+    temperature: float = 0.0
 
     @property
     def speedup(self) -> float:
@@ -112,8 +116,11 @@ def compare_cache(
     n_new: int,
     rounds: int = 1,
     clock: Callable[[], float] = time.perf_counter,
+    temperature: float = 0.0,
+    seed: int = 0,
 ) -> CacheComparison:
-    """Decode `n_new` tokens greedily after `prompt` [B, T] both ways; time and compare them.
+    """Generate `n_new` tokens after `prompt` [B, T] both ways (greedily, or sampled at
+    `temperature` with a generator seeded with `seed` each time); time and compare them.
 
     `clock=time.process_time` counts CPU seconds instead of wall seconds (for a shared machine).
     """
@@ -122,8 +129,11 @@ def compare_cache(
     outputs: dict[bool, torch.Tensor] = {}
     for _ in range(rounds):
         for use_cache in (True, False):
+            generator = torch.Generator(device=prompt.device).manual_seed(seed)
             start = clock()
-            outputs[use_cache] = model.generate(prompt, n_new, temperature=0, use_cache=use_cache)
+            outputs[use_cache] = model.generate(
+                prompt, n_new, temperature=temperature, generator=generator, use_cache=use_cache
+            )
             runs[use_cache].append(clock() - start)
     return CacheComparison(
         max_len=model.config.max_len,
@@ -132,4 +142,36 @@ def compare_cache(
         identical=torch.equal(outputs[True], outputs[False]),
         cached_s=statistics.median(runs[True]),
         recomputed_s=statistics.median(runs[False]),
+        temperature=temperature,
     )
+
+
+@torch.no_grad()
+def cached_logit_gap(model: GPT, idx: torch.Tensor, prompt_len: int) -> float:
+    """Largest |difference| between the logits of idx [B, T] (T <= max_len) computed in one
+    pass and computed as generation does with the cache: the first `prompt_len` tokens in one
+    pass, then one token at a time. Rounding differs between the two orders of work."""
+    model.eval()
+    whole = model(idx)[0]  # [B, T, V]
+    caches = model.new_caches(idx.shape[0])
+    parts = [model.hidden_states(idx[:, :prompt_len], caches=caches)]
+    for t in range(prompt_len, idx.shape[1]):
+        parts.append(model.hidden_states(idx[:, t : t + 1], start=t, caches=caches))
+    return (model.lm_head(torch.cat(parts, dim=1)) - whole).abs().max().item()
+
+
+def window_passes(model: GPT, decode: Callable[[], torch.Tensor]) -> list[int]:
+    """Run `decode()`; return, for each forward call of the first layer's `qkv` that took more
+    than one position (the prompt, or a window re-read after a slide), the number of calls
+    before it: with the cache, the index of the new token it produced."""
+    lengths: list[int] = []
+
+    def note(module: nn.Module, inputs: tuple, output: torch.Tensor) -> None:
+        lengths.append(inputs[0].shape[1])
+
+    handle = model.blocks[0].attn.qkv.register_forward_hook(note)
+    try:
+        decode()
+    finally:
+        handle.remove()
+    return [i for i, n in enumerate(lengths) if n > 1]

@@ -5,11 +5,13 @@ position the answer is the pair (latest letter, latest digit) seen so far, e.g. 
 holding a dot must find both in the past, at distances that change from sequence to sequence:
 one lookup that favours letters and recent positions, another that favours digits. A head has
 one softmax, so it can only share one pattern of weights between the two; h heads at the same
-width d have h patterns. `compare_heads` trains one-layer GPTs with 1, 2, 4 heads on it.
+width d have h patterns. `train_heads` trains one-layer GPTs with 1, 2 or 4 heads on it with a
+training loop passed in (notebook 08's student's).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -18,7 +20,6 @@ import torch.nn.functional as F
 from gptlib.lessons.experiments.attention_maps import attention_maps
 from gptlib.lessons.experiments.variants import Variant, build_gpt, positions_of
 from gptlib.model import GPT, GPTConfig
-from gptlib.train import TrainConfig, make_optimizer
 
 IGNORE = -100  # F.cross_entropy's ignore_index: positions with no answer yet
 
@@ -129,6 +130,7 @@ def loss_on(model: GPT, batch: TaskBatch) -> torch.Tensor:
 
 
 def train_heads(
+    train: Callable[..., tuple],
     n_heads: int,
     task: TwoLookups = TwoLookups(),
     d_model: int = 16,
@@ -139,7 +141,9 @@ def train_heads(
     positions: str = "learned",
 ) -> GPT:
     """A one-layer GPT of width d_model with n_heads heads (and `positions` as in `Variant`),
-    trained on fresh batches of `task` with AdamW at a constant `lr` (no weight decay)."""
+    trained by train(model, get_batch, eval_batches, steps, lr, eval_every) (notebook 08's
+    loop) on fresh batches of `task`; the positions with no answer yet carry no loss. Returned
+    in evaluation mode."""
     torch.manual_seed(seed)
     config = GPTConfig(
         vocab_size=task.vocab_size,
@@ -149,15 +153,16 @@ def train_heads(
         max_len=task.length,
     )
     model = build_gpt(config, Variant(positions=positions))
-    train = TrainConfig(lr=lr, min_lr=lr, warmup_steps=0, weight_decay=0.0, grad_clip=0.0)
-    optimizer = make_optimizer(model, train)
     generator = torch.Generator().manual_seed(seed)
-    model.train()
-    for _ in range(steps):
-        loss = loss_on(model, task.sample(batch_size, generator))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+
+    def get_batch() -> tuple[torch.Tensor, torch.Tensor]:
+        batch = task.sample(batch_size, generator)
+        return batch.x, batch.y  # y is IGNORE, cross-entropy's ignore_index, where unanswered
+
+    check = task.sample(batch_size, torch.Generator().manual_seed(seed + 1))
+    fixed = {"train": [(check.x, check.y)], "val": [(check.x, check.y)]}
+    if steps:
+        train(model, get_batch, fixed, steps, lr, steps)
     return model.eval()
 
 

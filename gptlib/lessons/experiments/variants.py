@@ -11,6 +11,7 @@ the two, for the parameters both have) and its shapes: ids [B, T] → logits [B,
 |---------------------------------|------------------------------------|------------|
 | attention="written-out"         | softmax(q kᵀ / √d_h) v written out | 08, 09     |
 | attention="unmasked"            | no causal mask                     | 03         |
+| attention="none"                | blocks without attention           | 08         |
 | positions="sinusoidal" / "none" | fixed sinusoids / no positions     | 01, 08, 09 |
 | norm="post"                     | Post-LN blocks: x ← LN(x + F(x))   | 06         |
 | residual=False                  | no skips: x ← F(LN(x))             | 05, 08     |
@@ -39,7 +40,7 @@ from gptlib.model import (
     sinusoidal_positions,
 )
 
-ATTENTIONS = ("fused", "written-out", "unmasked")
+ATTENTIONS = ("fused", "written-out", "unmasked", "none")
 NORMS = ("pre", "post")
 POSITIONS = ("learned", "sinusoidal", "none")
 
@@ -109,7 +110,8 @@ class RewiredBlock(nn.Module):
     norm="post" (the original Transformer): x ← ln1(x + attn(x)), then x ← ln2(x + mlp(x)).
     residual=False: each sublayer's output replaces x instead of being added to it (Pre-LN
     x ← attn(ln1(x)), Post-LN x ← ln1(attn(x))). norms=False: ln1 and ln2 are the identity.
-    mlp=False: attention alone. With the defaults it computes what the `Block` computes.
+    mlp=False: attention alone; attention=False: the MLP alone. With the defaults it computes
+    what the `Block` computes.
     """
 
     def __init__(
@@ -120,17 +122,19 @@ class RewiredBlock(nn.Module):
         residual: bool = True,
         norms: bool = True,
         mlp: bool = True,
+        attention: bool = True,
     ) -> None:
         super().__init__()
         self.norm, self.residual = norm, residual
-        self.ln1 = block.ln1 if norms else nn.Identity()
-        self.attn = block.attn
+        self.ln1 = block.ln1 if norms and attention else nn.Identity()
+        self.attn = block.attn if attention else None
         self.ln2 = block.ln2 if norms and mlp else nn.Identity()
         self.mlp = block.mlp if mlp else None
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """x [B, T, d] → [B, T, d]; `cache` as in `CausalSelfAttention.forward`."""
-        x = self._sublayer(x, lambda h: self.attn(h, cache), self.ln1)
+        if self.attn is not None:
+            x = self._sublayer(x, lambda h: self.attn(h, cache), self.ln1)
         return x if self.mlp is None else self._sublayer(x, self.mlp, self.ln2)
 
     def _sublayer(
@@ -164,15 +168,21 @@ class Variant:
 
     @property
     def rewires_blocks(self) -> bool:
-        return (self.norm, self.residual, self.block_norms, self.mlp) != ("pre", True, True, True)
+        wiring = (self.norm, self.residual, self.block_norms, self.mlp, self.attention != "none")
+        return wiring != ("pre", True, True, True, True)
 
 
 def build_gpt(
-    config: GPTConfig, variant: Variant = Variant(), *, embedding_std: float = 0.02
+    config: GPTConfig,
+    variant: Variant = Variant(),
+    *,
+    embedding_std: float = 0.02,
+    init: str = "gpt2",
 ) -> GPT:
-    """`GPT(config, embedding_std=...)` with `variant`'s changes: the same initial weights where
-    the variant keeps the parameter, under the same names. ids [B, T] → logits [B, T, V]."""
-    model = GPT(config, embedding_std=embedding_std)
+    """`GPT(config, init=..., embedding_std=...)` with `variant`'s changes: the same initial
+    weights where the variant keeps the parameter, under the same names (a left-out module's
+    parameters are dropped). ids [B, T] → logits [B, T, V]."""
+    model = GPT(config, init=init, embedding_std=embedding_std)
     if variant.positions == "sinusoidal":
         model.pos_emb = SinusoidalPositions(config.max_len, config.d_model)
     elif variant.positions == "none":
@@ -188,6 +198,7 @@ def build_gpt(
                 residual=variant.residual,
                 norms=variant.block_norms,
                 mlp=variant.mlp,
+                attention=variant.attention != "none",
             )
     if variant.norm == "post" or not variant.final_norm:
         model.ln_f = nn.Identity()

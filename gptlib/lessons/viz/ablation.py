@@ -1,4 +1,5 @@
-"""What each piece buys: the ablation ladder's bars, and one head against several (notebook 08)."""
+"""What each piece buys: the ablation ladder's curves and bars, and one head against several
+(notebook 08)."""
 
 from __future__ import annotations
 
@@ -8,53 +9,40 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from gptlib.lessons.experiments.ablation import LadderResult
+from gptlib.lessons.experiments.ablation import LADDER, Ladder
 from gptlib.lessons.experiments.two_lookups import HeadsRun
 
 
-def plot_ladder(
-    result: LadderResult, vocab_size: int, counted_bigram: float | None = None
-) -> Figure:
-    """Two panels, one bar per rung, top to bottom in the ladder's order: the held-out loss
-    (with ln V and, if given, the counted bigram's loss as labelled lines), and how much each
-    rung lowered it compared with the rung before (the last rung: compared with the full model).
-    """
-    names = [r.name for r in result.rungs]
-    losses = [r.val_loss for r in result.rungs]
-    gains = result.gains()
+def plot_ladder(ladder: Ladder, vocab_size: int, counted_bigram: float | None = None) -> Figure:
+    """Left: each rung's held-out loss against the step (mean over the seeds), from the first
+    estimate after the start. Right: each rung's loss at the end, the bar at the seeds' mean
+    and a line over their range; the counted bigram's loss as a labelled line on both."""
+    names = [r.name for r in LADDER]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    steps = ladder.curves(names[0])[0].eval_steps[1:]
+    for name in names:
+        left.plot(steps, [ladder.mean(name, step=s) for s in steps], label=name)
     y = np.arange(len(names))
-    fig, (left, right) = plt.subplots(
-        1, 2, figsize=(10, 0.45 * len(names) + 1.6), sharey=True, constrained_layout=True
-    )
-    left.barh(y, losses, color="tab:blue")
-    for yi, loss in zip(y, losses, strict=True):
-        left.text(0.08, yi, f"{loss:z.3f}", va="center", color="white", fontsize=9)
-    left.axvline(
-        math.log(vocab_size), color="gray", ls=":", label=f"uniform guess, ln {vocab_size}"
-    )
-    if counted_bigram is not None:
-        left.axvline(counted_bigram, color="tab:green", ls="--", label="counted bigram")
-    left.set_yticks(y, names, fontsize=9)
-    left.invert_yaxis()
-    left.set_xlim(0, math.log(vocab_size) + 0.6)
-    left.set_xlabel("held-out loss (nats per character)")
-    left.set_title("held-out loss", fontsize=10)
-    left.legend(fontsize=8, loc="lower right")
-    gain_values = [gains.get(n, 0.0) for n in names]
-    colors = ["tab:green" if g > 0 else "tab:red" for g in gain_values]
-    right.barh(y[1:], gain_values[1:], color=colors[1:])
-    for yi, g in zip(y[1:], gain_values[1:], strict=True):
-        right.text(g, yi, f" {g:+z.3f} ", va="center", ha="left" if g >= 0 else "right", fontsize=9)
-    right.axvline(0, color="black", lw=0.8)
-    span = max(abs(g) for g in gain_values[1:])
-    right.set_xlim(-1.35 * span, 1.35 * span)
-    right.set_xlabel("loss lowered by this rung (nats per character)")
-    right.set_title("change from the rung before (last: from the full model)", fontsize=10)
-    fig.suptitle(
-        f"Each rung after {result.steps} steps ({result.tokens_per_step} characters each), "
-        "one seed",
-        fontsize=11,
-    )
+    means = [ladder.mean(n) for n in names]
+    low = [m - min(ladder.loss(n)) for m, n in zip(means, names, strict=True)]
+    high = [max(ladder.loss(n)) - m for m, n in zip(means, names, strict=True)]
+    right.barh(y, means, xerr=[low, high], color="tab:blue", ecolor="black", capsize=3)
+    for yi, m in zip(y, means, strict=True):
+        right.text(0.05, yi, f"{m:z.3f}", va="center", color="white", fontsize=9)
+    right.set_yticks(y, names, fontsize=9)
+    right.invert_yaxis()
+    right.set_xlim(0, math.log(vocab_size))
+    for ax in (left, right):
+        if counted_bigram is not None:
+            draw = ax.axhline if ax is left else ax.axvline
+            draw(counted_bigram, color="gray", ls="--", lw=1, label="counted bigram")
+    left.set(xlabel="step", ylabel="held-out loss (nats per character)")
+    left.set_title(f"mean of seeds {', '.join(map(str, ladder.seeds))}", fontsize=10)
+    left.legend(fontsize=8)
+    left.grid(alpha=0.3)
+    right.set_xlabel("held-out loss (nats per character)")
+    right.set_title(f"after {ladder.steps:,} steps: mean and range of the seeds", fontsize=10)
+    right.legend(fontsize=8, loc="lower right")
     return fig
 
 

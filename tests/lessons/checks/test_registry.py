@@ -50,6 +50,7 @@ INDEPENDENT = {
     "fan_in_init_": test_nb05.INITS["kaiming_normal_"],
     "generate": test_nb07._generate_by_scatter,
     "first-step-gradients": test_nb02.GRADIENTS["autograd.grad"],
+    "get-batch": test_nb08.BATCHES["unfold"],
     "gpt": test_nb07.ChapterNamesGPT,
     "gpt-attention": test_nb04._BySdpa,
     "gpt-block": test_nb07.TrilBlock,
@@ -71,8 +72,8 @@ INDEPENDENT = {
     "split-heads": test_nb04.SPLITS["stack of chunks"],
     "stream_profile": test_nb06._by_hooks_in_float64,
     "stream_readout": test_nb05._readout_by_hooks,
-    "surprisal": test_nb08.SURPRISALS["float64 probabilities"],
     "top-p-probabilities": test_nb08._top_p_by_searchsorted,
+    "train": test_nb08.LOOPS["mean over tokens in inference mode, foreach AdamW"],
     "training-gpu-hours": test_nb09.HOURS["another order"],
 }
 MISTAKES = [(name, m) for name in EXERCISES for m in REGISTRY[name].mistakes]

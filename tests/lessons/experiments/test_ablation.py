@@ -1,5 +1,7 @@
-"""The ablation ladder: each rung is gptlib's model with exactly its pieces removed, the counted
-bigram is computed right, and a short ladder on the toy grammar trains and ranks as it must."""
+"""The ablation ladder: each configuration is gptlib's model with exactly its pieces removed, the
+counted bigram is computed right, a short run through a training loop ranks as it must, the
+analysis of the stored runs computes gains and orders as it says, and the stored runs are
+complete."""
 
 import math
 
@@ -9,27 +11,30 @@ import torch.nn.functional as F
 
 from gptlib import GPT, Block, GPTConfig
 from gptlib.data import train_val_split
+from gptlib.lessons.checks import REGISTRY
 from gptlib.lessons.experiments.ablation import (
     LADDER,
-    LadderResult,
-    RungResult,
+    RUNGS,
+    Ladder,
     bigram_cross_entropy,
     build_rung,
-    train_ladder,
-    train_ladder_seeds,
+    train_rung,
 )
+from gptlib.lessons.experiments.long_runs import Curves
 from gptlib.lessons.experiments.toy import toy_text_ids
-from gptlib.lessons.experiments.variants import NoPositions, RewiredBlock
-from gptlib.lessons.widgets.explorer import check_lines
-from gptlib.train import TrainConfig
+from gptlib.lessons.experiments.variants import RewiredBlock
 
-RUNGS = {r.name: r for r in LADDER}
 V, D = 11, 16
+FULL = LADDER[-1].name
+
+
+def build(name):
+    torch.manual_seed(0)
+    return build_rung(RUNGS[name], V, d_model=D, n_layers=2, n_heads=4, max_len=8)
 
 
 def test_the_bigram_rung_reads_only_the_current_token():
-    torch.manual_seed(0)
-    model = build_rung(RUNGS["bigram"], V, d_model=D, n_layers=2, n_heads=2, max_len=8)
+    model = build("bigram")
     idx = torch.randint(V, (3, 8))
     logits, _ = model(idx)
     torch.testing.assert_close(logits, model.tok_emb(idx) @ model.lm_head.weight.T)
@@ -37,41 +42,26 @@ def test_the_bigram_rung_reads_only_the_current_token():
 
 
 def test_each_rung_has_the_pieces_its_name_says():
-    def build(name):
-        torch.manual_seed(0)
-        return build_rung(RUNGS[name], V, d_model=D, n_layers=2, n_heads=4, max_len=8)
-
     one, several = build("+ attention, 1 head"), build("+ several heads")
     assert (one.config.n_heads, several.config.n_heads) == (1, 4)
     assert one.num_parameters() == several.num_parameters()  # the same width, split 4 ways
-    for name in ("+ attention, 1 head", "+ several heads"):
-        assert all(isinstance(b, RewiredBlock) for b in build(name).blocks)
-        assert all(b.mlp is None and not b.residual for b in build(name).blocks)
+    for model in (one, several):
+        assert all(isinstance(b, RewiredBlock) for b in model.blocks)
+        assert all(b.mlp is None and not b.residual for b in model.blocks)
     mlp, residuals = build("+ MLP"), build("+ residuals")
     assert all(b.mlp is not None and not b.residual for b in mlp.blocks)
     assert all(b.residual and isinstance(b.ln1, torch.nn.Identity) for b in residuals.blocks)
     assert isinstance(residuals.ln_f, torch.nn.Identity)
-    full, no_positions = build("+ LayerNorm (full)"), build("full, no positions")
+    full = build(FULL)
     assert all(type(b) is Block for b in full.blocks)
     assert isinstance(full.pos_emb, torch.nn.Embedding)
-    assert isinstance(no_positions.pos_emb, NoPositions)
-    assert full.num_parameters() - no_positions.num_parameters() == 8 * D  # the position table
 
 
-def test_the_full_rung_is_gptlib_s_model_with_the_same_weights():
+def test_the_full_rung_is_gptlib_s_model_with_pytorch_s_initialisation():
     config = GPTConfig(vocab_size=V, d_model=D, n_heads=4, n_layers=2, max_len=8)
     torch.manual_seed(0)
-    reference = GPT(config, embedding_std=1.0)
-    torch.manual_seed(0)
-    rung = build_rung(
-        RUNGS["+ LayerNorm (full)"],
-        V,
-        d_model=D,
-        n_layers=2,
-        n_heads=4,
-        max_len=8,
-        embedding_std=1.0,
-    )
+    reference = GPT(config, init="pytorch", embedding_std=1.0)
+    rung = build(FULL)
     idx = torch.randint(V, (2, 8))
     torch.testing.assert_close(rung(idx)[0], reference(idx)[0], rtol=0, atol=0)
 
@@ -97,62 +87,51 @@ def test_counted_bigram_is_the_cross_entropy_of_its_own_table():
     assert bigram_cross_entropy(train, val, 5) == pytest.approx(expected, rel=1e-6)
 
 
-def _result(*losses):
-    names = [r.name for r in LADDER]
-    rungs = tuple(RungResult(n, 100, v, v, 0.1) for n, v in zip(names, losses, strict=True))
-    return LadderResult(rungs, steps=10, tokens_per_step=64)
-
-
-def test_gains_compare_each_rung_with_the_one_before_and_no_positions_with_the_full_model():
-    result = _result(2.5, 3.0, 2.9, 3.1, 2.3, 2.4, 2.45)
-    gains = result.gains()
-    assert list(gains) == [r.name for r in LADDER[1:]]
-    assert gains["+ attention, 1 head"] == pytest.approx(-0.5)
-    assert gains["+ residuals"] == pytest.approx(0.8)
-    assert gains["full, no positions"] == pytest.approx(-0.05)  # against the full model
-    assert result["+ MLP"].val_loss == 3.1
-    with pytest.raises(KeyError, match="no rung 'nope'"):
-        result["nope"]
-    assert check_lines(result.lines())[0] == "bigram = 2.500 nats held out (100 parameters)"
-
-
-def test_a_short_ladder_on_the_toy_grammar():
+def test_a_short_run_of_two_rungs_through_the_reference_loop_on_the_toy_grammar():
     """The bigram rung approaches the counted bigram; the full model, which can read the
-    context, goes well below it; every rung learns something (below ln V)."""
-    ids, tokenizer = toy_text_ids(600, seed=0)
+    context, goes well below it; the same seed gives the same run."""
+    ids, tokenizer = toy_text_ids(2000, seed=0)
     train, val = train_val_split(ids)
-    config = TrainConfig(
-        steps=150, batch_size=16, block_size=32, lr=2e-2, min_lr=2e-3, warmup_steps=10,
-        eval_interval=0, eval_batches=4,
-    )  # fmt: skip
-    rungs = (RUNGS["bigram"], RUNGS["+ LayerNorm (full)"])
-    result = train_ladder(train, val, tokenizer.vocab_size, config, rungs, d_model=32, n_layers=1)
+    loop, batches = REGISTRY["train"].reference, REGISTRY["get-batch"].reference
     counted = bigram_cross_entropy(train, val, tokenizer.vocab_size)
-    bigram, full = result["bigram"], result["+ LayerNorm (full)"]
-    assert abs(bigram.val_loss - counted) < 0.1, (bigram.val_loss, counted)
-    assert full.val_loss < counted - 0.3, (full.val_loss, counted)
-    assert max(r.val_loss for r in result.rungs) < math.log(tokenizer.vocab_size)
-    assert (result.steps, result.tokens_per_step) == (150, 16 * 32)
+    runs = {
+        name: train_rung(loop, batches, RUNGS[name], train, val, tokenizer.vocab_size, lr=1e-2,
+                         steps=200, eval_every=100, seed=0, n_eval=4)
+        for name in ("bigram", FULL)
+    }  # fmt: skip
+    assert runs["bigram"].eval_steps == (0, 100, 200)
+    assert abs(runs["bigram"].val[-1] - counted) < 0.1, (runs["bigram"].val, counted)
+    assert runs[FULL].val[-1] < counted - 0.3, (runs[FULL].val, counted)
+    again = train_rung(loop, batches, RUNGS["bigram"], train, val, tokenizer.vocab_size,
+                       lr=1e-2, steps=200, eval_every=100, seed=0, n_eval=4)  # fmt: skip
+    assert again == runs["bigram"]
 
 
-def test_a_ladder_per_seed_reproduces_the_single_ladder_and_reports_its_range():
-    ids, tokenizer = toy_text_ids(300, seed=0)
-    train, val = train_val_split(ids)
-    config = TrainConfig(
-        steps=20, batch_size=8, block_size=16, lr=1e-2, warmup_steps=2, eval_interval=0,
-        eval_batches=2,
-    )  # fmt: skip
-    rungs = (RUNGS["bigram"],)
-    seeds = train_ladder_seeds(train, val, tokenizer.vocab_size, config, (0, 3), rungs=rungs,
-                               d_model=16, n_layers=1)  # fmt: skip
-    alone = train_ladder(train, val, tokenizer.vocab_size, config, rungs, d_model=16, n_layers=1)
-    assert seeds.losses("bigram")[0] == alone["bigram"].val_loss  # seed 0 is the default run
-    assert seeds.losses("bigram")[0] != seeds.losses("bigram")[1]  # another seed, another run
-    low, high = sorted(seeds.losses("bigram"))
-    (line,) = seeds.lines()
-    assert line == (
-        f"bigram               {(low + high) / 2:z.3f} nats held out on average, "
-        f"from {low:z.3f} to {high:z.3f} over seeds 0, 3"
-    )
-    with pytest.raises(ValueError, match="seeds is empty"):
-        train_ladder_seeds(train, val, tokenizer.vocab_size, config, ())
+def _ladder(ends):
+    """A made-up ladder: seeds 1 and 2 of every rung ending at `ends[rung] ± 0.01`."""
+    runs = {}
+    for name in RUNGS:
+        for seed, shift in ((1, -0.01), (2, 0.01)):
+            end = ends[name] + shift
+            runs[name, seed] = Curves((0, 10, 20), (4, 3, end), (4, 3, end))
+    return Ladder(runs, 3e-3, (1, 2), steps=20)
+
+
+def test_the_analysis_compares_seed_by_seed():
+    ladder = _ladder({r.name: 2.6 - 0.1 * i for i, r in enumerate(LADDER)})
+    assert ladder.loss("bigram") == pytest.approx([2.59, 2.61])
+    assert ladder.mean("+ MLP") == pytest.approx(2.3)
+    gains = ladder.ladder_gains()
+    assert list(gains) == [r.name for r in LADDER[1:]]
+    assert gains["+ several heads"] == pytest.approx([0.1, 0.1])
+    assert ladder.order(["+ MLP", "bigram"], 20) == ["+ MLP", "bigram"]
+    assert ladder.last_reorder([r.name for r in LADDER]) == 10  # all equal at step 10
+
+
+def test_the_stored_ladder_holds_every_rung_and_seed():
+    ladder = Ladder.load()
+    assert ladder.seeds == (0, 1, 2) and ladder.lr == 3e-3
+    for name in RUNGS:
+        curves = ladder.curves(name)
+        assert [c.eval_steps[-1] for c in curves] == [ladder.steps] * 3
+        assert all(math.isfinite(v) for c in curves for v in c.val)

@@ -1,12 +1,19 @@
 """Notebook 07's cached decoding through the student's model: the same tokens as recomputing
-every window, with each position through each layer once."""
+every window, with each position through each layer once. Notebook 08's comparisons of gptlib's
+two paths: sampled tokens, logits to rounding, and where generation re-reads a window."""
 
 import pytest
 import torch
 
 import gptlib
 from gptlib.lessons.checks import REGISTRY
-from gptlib.lessons.experiments.kv_cache import decode_with_cache, positions_through_qkv
+from gptlib.lessons.experiments.kv_cache import (
+    cached_logit_gap,
+    compare_cache,
+    decode_with_cache,
+    positions_through_qkv,
+    window_passes,
+)
 
 ATTEND = REGISTRY["kv-cache"].reference
 
@@ -47,3 +54,23 @@ def test_a_text_longer_than_the_models_positions_is_refused_with_the_numbers():
         ValueError, match="20 positions, more than the model's 16; decode at most 12"
     ):
         decode_with_cache(_model(max_len=16), torch.zeros(1, 4, dtype=torch.long), 16, ATTEND, 4)
+
+
+def test_sampled_generation_compares_the_two_paths_with_generators_seeded_alike():
+    model = _model(max_len=12)
+    result = compare_cache(model, torch.tensor([[1, 2, 3]]), 30, temperature=0.8, seed=5)
+    assert result.identical and result.temperature == 0.8
+    again = model.generate(torch.tensor([[1, 2, 3]]), 30, temperature=0.8,
+                           generator=torch.Generator().manual_seed(5), use_cache=False)  # fmt: skip
+    assert not torch.equal(again, model.generate(torch.tensor([[1, 2, 3]]), 30, temperature=0))
+
+
+def test_cached_logits_agree_with_one_pass_to_rounding_and_slides_are_found():
+    model = _model(max_len=24)
+    idx = torch.randint(9, (2, 20), generator=torch.Generator().manual_seed(0))
+    assert 0 <= cached_logit_gap(model, idx, prompt_len=5) < 1e-3
+    # a 16-position model: the prompt fills 4, the window is full after 12 more tokens, slides
+    # back to the last 8, and is full again 9 tokens later
+    small = _model(max_len=16)
+    passes = window_passes(small, lambda: small.generate(torch.zeros(1, 4, dtype=torch.long), 40))
+    assert passes == [0, 13, 22, 31]

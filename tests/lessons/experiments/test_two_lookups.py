@@ -4,6 +4,7 @@ hand-made maps, and a short training run that learns the task."""
 import pytest
 import torch
 
+from gptlib.lessons.checks import REGISTRY
 from gptlib.lessons.experiments.two_lookups import (
     IGNORE,
     HeadsRun,
@@ -26,6 +27,9 @@ def _answers_by_loop(task: TwoLookups, text: str) -> list[str | None]:
             digit = c
         answers.append(letter + digit if letter and digit else None)
     return answers
+
+
+LOOP = REGISTRY["train"].reference  # notebook 08's training loop
 
 
 def test_answers_are_the_latest_letter_and_digit_so_far():
@@ -97,13 +101,13 @@ def test_run_lines():
 def test_a_short_run_learns_the_task_and_one_head_shares_one_softmax():
     task = TwoLookups(n_symbols=3, length=12, p_each=0.2)
     held_out = task.sample(256, torch.Generator().manual_seed(99))
-    untrained = evaluate_heads(train_heads(1, task, steps=0), task, held_out)
-    trained = evaluate_heads(train_heads(1, task, steps=100, lr=1e-2), task, held_out)
+    untrained = evaluate_heads(train_heads(LOOP, 1, task, steps=0), task, held_out)
+    trained = evaluate_heads(train_heads(LOOP, 1, task, steps=100, lr=1e-2), task, held_out)
     assert untrained.accuracy < 0.3 < 0.6 < trained.accuracy  # 9 answers: chance is 1/9
     assert trained.loss < untrained.loss - 1
     # One head: its weights on the two latest items come from one softmax row.
     assert trained.letter_weight + trained.digit_weight <= 1 + 1e-6
-    logits, _ = train_heads(1, task, steps=0)(held_out.x)
+    logits, _ = train_heads(LOOP, 1, task, steps=0)(held_out.x)
     keep = held_out.y != IGNORE
     by_hand = (logits.argmax(-1)[keep] == held_out.y[keep]).float().mean().item()
     assert untrained.accuracy == pytest.approx(by_hand)

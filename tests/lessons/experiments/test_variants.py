@@ -111,6 +111,7 @@ def test_position_variants():
         Variant(norm="post"),
         Variant(residual=False, block_norms=False, final_norm=False),
         Variant(positions="sinusoidal"),
+        Variant(attention="none"),
     ],
     ids=str,
 )
@@ -163,6 +164,29 @@ def test_what_a_variant_removes_is_gone():
     assert full.num_parameters() - unnormed.num_parameters() == (2 * 2 + 1) * 2 * D
     with pytest.raises(ValueError, match=r"norm must be one of \('pre', 'post'\), got 'middle'"):
         Variant(norm="middle")
+
+
+def test_blocks_without_attention_are_the_mlp_sublayer_alone():
+    torch.manual_seed(0)
+    model = build_gpt(CONFIG, Variant(attention="none")).eval()
+    assert not any("attn" in name or "ln1" in name for name, _ in model.named_parameters())
+    block, x = model.blocks[0], torch.randn(2, 5, D)
+    torch.testing.assert_close(block(x), x + block.mlp(block.ln2(x)))
+    idx = torch.randint(11, (1, 10))
+    changed = idx.clone()
+    changed[0, 3] = (changed[0, 3] + 1) % 11
+    same = model(idx)[0] == model(changed)[0]  # each position reads its own token alone
+    assert same[0, :3].all() and same[0, 4:].all() and not same[0, 3].all()
+
+
+def test_the_initialisation_is_the_models_own_choice():
+    torch.manual_seed(0)
+    theirs = GPT(CONFIG, init="pytorch")
+    torch.manual_seed(0)
+    ours = build_gpt(CONFIG, Variant(residual=False), init="pytorch")
+    assert all(torch.equal(p, theirs.state_dict()[n]) for n, p in ours.state_dict().items())
+    gpt2 = GPT(CONFIG).blocks[0].attn.proj.weight.std()  # 0.02 / √(2L)
+    assert ours.blocks[0].attn.proj.weight.std() > 3 * gpt2  # uniform within ±1/√d
 
 
 def test_attention_maps_are_causal_distributions_and_the_layers_own():

@@ -1,5 +1,5 @@
-"""The ladder's bars and the heads figure show the numbers they are given, with labelled
-reference lines and units."""
+"""The ladder's curves and bars and the heads figure show the numbers
+they are given, with labelled reference lines and units."""
 
 import math
 
@@ -10,31 +10,34 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from gptlib.lessons.experiments.ablation import LADDER, LadderResult, RungResult  # noqa: E402
+from gptlib.lessons.experiments.ablation import LADDER, Ladder  # noqa: E402
+from gptlib.lessons.experiments.long_runs import Curves  # noqa: E402
 from gptlib.lessons.experiments.two_lookups import HeadsRun  # noqa: E402
 from gptlib.lessons.viz.ablation import plot_heads, plot_ladder  # noqa: E402
 
-LOSSES = (2.5, 3.0, 2.9, 3.1, 2.3, 2.4, 2.45)
+ENDS = {r.name: 2.5 - 0.1 * i for i, r in enumerate(LADDER)}  # bigram 2.5 … full 2.0
 
 
-def _ladder() -> LadderResult:
-    rungs = tuple(RungResult(r.name, 10, v, v, 0.1) for r, v in zip(LADDER, LOSSES, strict=True))
-    return LadderResult(rungs, steps=250, tokens_per_step=768)
+def _ladder() -> Ladder:
+    runs = {}
+    for name, end in ENDS.items():
+        for seed, shift in ((1, -0.02), (2, 0.02)):
+            runs[name, seed] = Curves((0, 5, 10), (4, 3, end), (4, 3, end + shift))
+    return Ladder(runs, 3e-3, (1, 2), steps=10)
 
 
-def test_ladder_bars_losses_gains_and_reference_lines():
+def test_ladder_curves_bars_and_the_counted_bigram():
     fig = plot_ladder(_ladder(), vocab_size=65, counted_bigram=2.48)
     left, right = fig.axes
-    assert [p.get_width() for p in left.patches] == pytest.approx(list(LOSSES))
-    assert [t.get_text() for t in left.get_yticklabels()] == [r.name for r in LADDER]
-    lines = {line.get_label(): line.get_xdata()[0] for line in left.get_lines()}
-    assert lines["uniform guess, ln 65"] == pytest.approx(math.log(65))
-    assert lines["counted bigram"] == pytest.approx(2.48)
-    assert left.get_xlabel() == "held-out loss (nats per character)"
-    gains = [p.get_width() for p in right.patches]
-    assert gains == pytest.approx([-0.5, 0.1, -0.2, 0.8, -0.1, -0.05])
-    assert "nats per character" in right.get_xlabel()
-    assert "250 steps" in fig._suptitle.get_text()
+    curves = {line.get_label(): line for line in left.get_lines()}
+    assert list(curves["bigram"].get_xdata()) == [5, 10]  # from the first estimate on
+    assert list(curves["+ LayerNorm (full)"].get_ydata()) == pytest.approx([3.0, 2.0])
+    assert curves["counted bigram"].get_ydata()[0] == pytest.approx(2.48)
+    assert [p.get_width() for p in right.patches] == pytest.approx(list(ENDS.values()))
+    assert [t.get_text() for t in right.get_yticklabels()] == [r.name for r in LADDER]
+    assert right.get_xlabel() == "held-out loss (nats per character)"
+    assert right.get_xlim()[1] == pytest.approx(math.log(65))
+    assert "after 10 steps" in right.get_title()
     plt.close(fig)
 
 
