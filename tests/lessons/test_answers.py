@@ -17,6 +17,7 @@ from gptlib.lessons.answers import (
 )
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+ASKING = ("answer", "Question")  # the calls that fill a stored answer
 
 
 def test_html_is_a_closed_details_block_with_escaped_paragraphs():
@@ -88,7 +89,7 @@ def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
                 line for line in cell.source.splitlines() if not line.startswith(("%", "!"))
             )
             for node in ast.walk(ast.parse(code)):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "answer":
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ASKING:
                     key = node.args[0].value
                     calls.setdefault(key, []).append((path.name, {k.arg for k in node.keywords}))
     return calls
