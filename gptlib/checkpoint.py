@@ -1,12 +1,14 @@
 """Checkpoints: a trained model with its tokenizer, and optionally the state to resume training.
 
 Introduced in notebook 08. A checkpoint file holds plain data only (tensors, numbers, strings,
-lists and dicts), so it loads with `torch.load(weights_only=True)`, which cannot run code hidden
-in a file. It is written atomically: a crash mid-save leaves the previous file intact. A file
-that is not a checkpoint is refused with a ValueError that says what it is instead. Files of
-format version 2 (the position table at `pos_emb.table.weight`) are converted when loaded;
-files of version 1 (before the unembedding was renamed `lm_head`), and version 2 ones for good,
-convert with `upgrade_checkpoint`, or `python -m gptlib upgrade OLD NEW`.
+lists and dicts), so it loads with `torch.load(weights_only=True)`, which builds nothing else: a
+safeguard against code hidden in a file, though not a proof (torch before 2.10.0 has known
+bypasses; docs/under_the_hood.ipynb lists them). It is written atomically: a crash mid-save
+leaves the previous file intact. A file that is not a checkpoint is refused with a ValueError
+that says what it is instead. Files of format version 2 (the position table at
+`pos_emb.table.weight`) are converted when loaded; files of version 1 (before the unembedding
+was renamed `lm_head`), and version 2 ones for good, convert with `upgrade_checkpoint`, or
+`python -m gptlib upgrade OLD NEW`.
 """
 
 from __future__ import annotations
