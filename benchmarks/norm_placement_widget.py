@@ -14,6 +14,7 @@ import time
 
 import torch
 
+from gptlib.lessons.checks import REGISTRY
 from gptlib.lessons.widgets.norm_placement import GradientNormExplorer
 
 
@@ -25,7 +26,8 @@ def timed_step(explorer: GradientNormExplorer, depth: int) -> float:
 
 def main() -> None:
     torch.set_num_threads(1)
-    explorer = GradientNormExplorer(depth=2)  # loads the corpus once, as the notebook has by then
+    measure = REGISTRY["block_gradient_norms"].reference  # what a student's answer computes
+    explorer = GradientNormExplorer(measure, depth=2)  # loads the corpus, as the notebook has
     for depths, label in (((8, 16, 24), "new depth"), ((8, 16, 24), "cached depth")):
         times = [timed_step(explorer, depth) for depth in depths]
         print(

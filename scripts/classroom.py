@@ -45,8 +45,14 @@ from pathlib import Path
 import nbformat
 from editions import without_guards
 
-from gptlib.lessons.checks import REGISTRY, Outcome, read_outcome
-from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, PASSED, UNEXPLAINED
+from gptlib.lessons.checks import REGISTRY, Outcome
+from gptlib.lessons.checks.outcomes import (
+    MISTAKE,
+    NOT_IMPLEMENTED,
+    PASSED,
+    UNEXPLAINED,
+    outcome_from_outputs,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -217,7 +223,7 @@ def cell_outcome(cell) -> Outcome:
                 exercise, UNEXPLAINED, f"the check cell raised {output.ename}: {output.evalue}"
             )
     stderr = _stream(cell, "stderr")
-    reported = read_outcome(stderr) or read_outcome(_stream(cell, "stdout"))
+    reported = outcome_from_outputs(cell.outputs)
     if reported is None:
         return Outcome(exercise, UNEXPLAINED, "the check cell printed no result")
     if reported.status == PASSED and stderr.strip():

@@ -425,8 +425,7 @@ def test_a_class_is_graded_reported_and_given_feedback(tmp_path, fixture_exercis
     ]
     eve = html.unescape(Path(written[3]).read_text())
     assert "softmax over the wrong axis: normalise each row (dim=-1), not each column." in eve
-    assert "misconception: wrong-axis" in eve
-    assert "misconception: unscaled" in eve
+    assert "misconception:" not in eve  # the report names mistakes; the student reads messages
 
 
 def test_report_and_feedback_need_graded_work(tmp_path):

@@ -17,7 +17,6 @@ from gptlib.lessons.answers import (
 )
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-ASKING = ("answer", "Question")  # the calls that fill a stored answer
 
 
 def test_html_is_a_closed_details_block_with_escaped_paragraphs():
@@ -78,8 +77,12 @@ def test_every_stored_template_is_well_formed(key):
     assert "{" not in shown.text and "}" not in shown.text
 
 
+ANSWERING = ("answer", "Question")  # the calls that fill a stored answer
+
+
 def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
-    """{key: [(notebook, keyword names), ...]} for every `answer("key", ...)` in a notebook."""
+    """{key: [(notebook, keyword names), ...]} for every `answer("key", ...)` or
+    `Question("key", ...)` in a notebook."""
     calls: dict[str, list[tuple[str, set[str]]]] = {}
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -89,7 +92,7 @@ def _answer_calls() -> dict[str, list[tuple[str, set[str]]]]:
                 line for line in cell.source.splitlines() if not line.startswith(("%", "!"))
             )
             for node in ast.walk(ast.parse(code)):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ASKING:
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ANSWERING:
                     key = node.args[0].value
                     calls.setdefault(key, []).append((path.name, {k.arg for k in node.keywords}))
     return calls

@@ -82,7 +82,7 @@ LAB_SETTINGS = {
 # What a UI test does when the browser is missing (see `when_browser_missing`).
 Outcome = Literal["skip", "fail"]
 
-CONTROL_KINDS = ("slider", "checkbox", "toggle", "dropdown", "text", "button")
+CONTROL_KINDS = ("slider", "checkbox", "toggle", "dropdown", "text", "button", "answer")
 # `Interaction.kind` that runs a code cell again instead of moving a control.
 RUN_CELL = "cell"
 # `Interaction.watch` for a control that redraws a figure: the images of its cell must change.
@@ -125,7 +125,9 @@ class Interaction:
     kind: one of CONTROL_KINDS, or RUN_CELL.
     action: slider: a key pressed on the handle ("ArrowRight", "End", "Home", "PageUp") or
         "type:VALUE" typed into the readout; dropdown: the option's label; text: the value
-        typed (then Enter); checkbox, toggle, button: "click"; RUN_CELL: "run".
+        typed (then Enter); checkbox, toggle, button: "click"; answer (a `Question`, found by
+        its button's description): the answer typed into its box before the button is pressed;
+        RUN_CELL: "run".
     watch: regex (valid in both Python and JavaScript) searched in the text of the widget
         outputs of the control's cell (for RUN_CELL, in all of the cell's output); group 1,
         when present, is read as a number ("1,234", "8.1e22" and "0.912" all parse). The
@@ -564,7 +566,7 @@ class NotebookSession:
             box = scope.locator(".widget-dropdown").filter(has=label_of)
         elif kind == "text":
             box = scope.locator(".widget-text").filter(has=label_of)
-        else:
+        else:  # a button, or the commit button of a question (kind "answer")
             box = scope.locator(".widget-button").filter(has_text=exact)
         count = box.count()
         if count != 1:
@@ -599,6 +601,9 @@ class NotebookSession:
             field_ = box.locator("input")
             field_.fill(action)
             field_.press("Enter")
+        elif kind == "answer":
+            self.cell_of(box).locator(".widget-textarea textarea").fill(action)
+            box.click()
         else:
             box.click()
 

@@ -1,51 +1,46 @@
-"""Answers of notebook 06 (LayerNorm, Pre-LN vs Post-LN), filled by `answer("06....", ...)`."""
+"""Answers of notebook 06 (LayerNorm, Pre-LN vs Post-LN), shown by `Question("06....", ...)`."""
 
 ANSWERS = {
-    "06.post-ln-deep": """
-        In Post-LN the norm sits on the residual path, so the gradient reaching a block must
-        pass through every norm above it. At initialisation every Post-LN block received more
-        gradient than the same Pre-LN block, and at the last block the excess grew from
-        {ratio_6:z.1f}× at 6 blocks to {ratio_24:z.1f}× at 24 (section 3). In training, the
-        deeper the Post-LN stack, the smaller the learning rate it could take: at 8 blocks and
-        10⁻² without warmup it stalled at {post_8:z.2f}, the letter-frequency entropy
-        ({floor:z.2f}); with a warmup it reached {warm_8:z.2f}; Pre-LN reached {pre_8:z.2f} with no
-        warmup at all. Pre-LN keeps the residual path a clean sum, so each block's gradient
-        arrives through the identity, untouched by any norm, and large learning rates are safe
-        without a ramp.
+    "06.deep-estimate": """
+        The product |x_L|·|∂loss/∂x_L| stayed at about {product:z.4f} at every depth, so the
+        gradient entering the stream is that product divided by the stream's size. The size
+        grew from {top_6:z.2f} at 6 blocks to {top_24:z.2f} at 24, {growth:z.2f} times for 4
+        times the blocks, about √4 = 2, as a sum of L roughly independent writes grows. Doubling
+        the depth again should multiply it by about √2, to {top_48_guess:z.1f}, and the gradient
+        should fall to about {product:z.4f} / {top_48_guess:z.1f} = {grad_48_guess:z.5f}
+        (against {grad_24:z.5f} at 24 blocks). Measured on 4 models of 48 blocks: a stream of
+        {top_48:z.2f} and a gradient of {grad_48:z.5f}. The division by the stream's size holds at
+        48 blocks too; the √L growth is only a rough rule: from 6 to 24 blocks the stream grew
+        {growth:z.2f} times, not 2.
     """,
     "06.grid-plot": """
-        The stalled cells all end near {stalled_value:z.2f}, the unigram entropy ({floor:z.2f}):
-        the loss of predicting the same letter frequencies whatever the input. It is the best a
-        model can do without using its input, so every run that stopped using it shows about
-        the same number, however it got there.
+        What the grid shows: at 10⁻³ Post-LN trains about as well as Pre-LN at every depth; it
+        stalls at 3·10⁻² from 4 blocks on and already at 10⁻² with 8. Its stalled cells end within
+        0.2 of the letter-frequency entropy ({floor:z.2f}), the loss of a model that predicts the
+        same letter frequencies whatever the input.
 
-        Why the stalled region reaches smaller learning rates as the stack deepens: Adam moves
-        every weight by roughly one learning rate per step, whatever its gradient, so what
-        decides is how far such a step moves the model's function, and that grows with depth
-        faster for Post-LN. Section 3 shows one side of it: Post-LN's excess gradient at the
-        output grew with depth, from {ratio_6:z.1f}× Pre-LN's at 6 blocks to {ratio_24:z.1f}× at
-        24. Xiong et al. (2020) trace Post-LN's need for warmup to these large gradients near
-        the output; Liu et al. (2020) describe Post-LN as amplifying small weight changes into
-        large changes of its output, the more so the deeper it is. A warmup keeps the first
-        steps small, which fits what the grid shows: it buys Post-LN one step of learning rate,
-        not more.
+        Why the threshold falls with depth is not measured here. Section 3 fits one account:
+        Post-LN's gradients near the output are several times Pre-LN's, the more so the deeper
+        the stack ({ratio_6:z.1f}× at 6 blocks, {ratio_24:z.1f}× at 24), and Xiong et al. (2020)
+        trace Post-LN's need for warmup to those large gradients. Liu et al. (2020) give another:
+        each Post-LN block leans on its own sublayer, so small weight changes add up to large
+        changes of the output, the more so the deeper the stack. A warmup keeps the first steps
+        small, which fits what the grid shows: it buys Post-LN one step of learning rate, not
+        more.
     """,
-    "06.biased-variance": """
-        It standardises the d numbers it is given rather than estimating the variance of a
-        population they were drawn from, so it uses their own (biased) variance; that is also
-        what `nn.LayerNorm` computes. Dividing by d − 1 would scale every output by √((d−1)/d) =
-        {shrink:z.4f} at d = {d}.
-    """,
-    "06.epsilon": """
-        Inside the square root, √(σ² + ε). It matters for a nearly constant token: the one in
-        section 1 had variance {flat_var:z.1e}, and its normalised output had std
-        {std_with:z.3f} with ε against {std_without:z.3f} without, where noise in the fourth
-        decimal would be stretched to full size.
-    """,
-    "06.final-norm": """
-        Because the Pre-LN stream is never normalised: it is a raw sum that grows with every
-        write. In section 2 its mean size went from {pre_2:z.2f} entering block 2 to
-        {pre_out:z.2f} leaving block 12, while Post-LN's stayed at {post_out:z.2f} = √32. The final
-        LayerNorm hands the output layer vectors of a fixed size.
+    "06.post-ln-deep": """
+        In Post-LN a norm sits on the residual path after every sublayer: the stream keeps one
+        size at every depth, and the gradient reaching a block passes through the norms of
+        every block above it. At initialisation, averaged over 4 models, every Post-LN block
+        received more gradient than the same Pre-LN block, and at the last block the excess
+        grew from {ratio_6:z.1f}× at 6 blocks to {ratio_24:z.1f}× at 24. In training, the deeper
+        the Post-LN stack, the smaller the learning rate it could take: at 8 blocks and 10⁻²
+        without warmup it stalled near the letter-frequency entropy ({floor:z.2f}); with a warmup
+        it got off the ground, and Pre-LN went further with no warmup at all. Pre-LN keeps the
+        residual path a clean sum: between a block's output and the loss the gradient meets one
+        norm, the final one, shared by every block, which
+        divides it by the size of the stream at the top. That stream grows with depth, so
+        Pre-LN's gradients shrink gently as the stack deepens instead of staying large near the
+        output.
     """,
 }

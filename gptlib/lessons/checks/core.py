@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from gptlib.lessons.checks.compare import describe, difference, outputs_match, shape_problem
+from gptlib.lessons.checks.errors import explain_error
 
 STUB_ADVICE = (
     "Replace `raise NotImplementedError()` with your code, run that cell, then run this check "
@@ -253,7 +254,8 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
             mistake = _mistake_raising(exercise, exc, args)
             if mistake is not None:
                 raise mistake_error(exercise, mistake) from exc
-            raise CheckError(name, f"your function raised {type(exc).__name__}: {exc}") from exc
+            answer_name = getattr(student_fn, "__name__", "function")
+            raise CheckError(name, explain_error(exc, answer_name)) from exc
         expected = reference(*_fresh(args))
         problem = shape_problem(got, expected, exercise.returns)
         if problem:

@@ -1,11 +1,12 @@
 """`check(name, fn)`: the call in the locked cell under every exercise of the notebooks.
 
 It never stops the notebook. A right answer prints one ✔ line. An answer that is not right
-yet (or still the stub) writes the check's message to stderr, with the catalogued
-misconception's name when one explains it (see `outcomes`); nbgrader's autograder gives a cell
+yet (or still the stub) writes the check's message to stderr; nbgrader's autograder gives a cell
 with stderr output zero points, so grades are what they were when a check raised. Then the
 reference answer takes the student's place under the same name in the notebook, and a box says
-so, so that "Run All" reaches the end of a student version with exercises left to do.
+so, so that "Run All" reaches the end of a student version with exercises left to do. The box
+carries the outcome, with the catalogued misconception's name, in its metadata for the class
+report (see `outcomes`); the student reads no internal name.
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ from gptlib.lessons.checks.core import (
     solution_source,
     verify,
 )
-from gptlib.lessons.checks.outcomes import not_yet_text, passed_line
+from gptlib.lessons.checks.outcomes import (
+    Outcome,
+    not_yet_text,
+    outcome_metadata,
+    outcome_of,
+    passed_line,
+)
 
 # Names IPython binds to recent inputs and outputs (`_`, `__`, `_i3`, `_7`, ...): never rebound.
 _IPYTHON_HISTORY = re.compile(r"^(_+|_i+|_i?\d+|_ih|_oh|_dh)$")
@@ -67,7 +74,7 @@ def check(
     sys.stdout.flush()
     sys.stderr.write(not_yet_text(error))
     sys.stderr.flush()
-    _show_notice(exercise.name, _stand_in(exercise, student_fn, namespace))
+    _show_notice(exercise.name, _stand_in(exercise, student_fn, namespace), outcome_of(error))
 
 
 def show_solution(name: str) -> None:
@@ -116,7 +123,7 @@ def _stand_in(
     return names
 
 
-def _show_notice(exercise: str, names: list[str]) -> None:
+def _show_notice(exercise: str, names: list[str], outcome: Outcome) -> None:
     title = f"Not yet: {exercise}"
     if names:
         shown = f"`{names[0]}`"
@@ -140,7 +147,11 @@ def _show_notice(exercise: str, names: list[str]) -> None:
             'padding: 0.5em 1em; margin: 0.3em 0; border-radius: 4px">'
             f"<b>{html.escape(title)}</b><br>{body}</div>"
         )
-        display({"text/plain": f"{title}\n{text}", "text/html": box}, raw=True)
+        display(
+            {"text/plain": f"{title}\n{text}", "text/html": box},
+            metadata=outcome_metadata(outcome),
+            raw=True,
+        )
     else:
         lines = textwrap.wrap(text, 84)
         rule = "─" * 86

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 from torch import nn
 
 from gptlib.data.batches import BatchSampler
 from gptlib.data.grammar import TOY_GRAMMAR
-from gptlib.hooks import capture_inputs, capture_outputs
-from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.lessons.experiments.toy import plain_adam, toy_text_ids, train_losses
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
@@ -27,6 +27,7 @@ D_MODEL, N_HEADS, BLOCK_SIZE, BATCH_SIZE = 32, 4, 32, 16
 TOY_SENTENCES = 2000
 VOCAB_SIZE = TOY_GRAMMAR.tokenizer().vocab_size
 NORM_LABELS = {"pre": "Pre-LN", "post": "Post-LN"}
+Measured = TypeVar("Measured", torch.Tensor, tuple[torch.Tensor, ...])
 
 
 def transformer_init_(model: GPT) -> GPT:
@@ -68,23 +69,44 @@ def build_model(norm: str, n_layers: int, seed: int = 0) -> GPT:
     return transformer_init_(build_gpt(config, Variant(norm=norm)))
 
 
-def init_gradient_profile(
-    norm: str, n_layers: int, ids: torch.Tensor, n_models: int = 4, n_batches: int = 1
-) -> torch.Tensor:
-    """Per-block gradient norms at initialisation, [L], averaged over models and batches.
+def per_model(
+    measure: Callable[..., Measured],
+    norm: str,
+    n_layers: int,
+    ids: torch.Tensor,
+    n_models: int = 4,
+) -> Measured:
+    """`measure(model, inputs, targets)` of `n_models` models at initialisation, stacked.
 
-    Models use seeds 0..n_models-1; each sees the same `n_batches` batches of ids [N].
-    Averaging estimates the expected gradient, as Xiong et al. do, rather than one draw.
+    Models are `build_model(norm, n_layers, seed)` for seeds 0..n_models-1 (a seed draws the
+    same weights for both placements); each sees the same batch of ids [N], inputs and targets
+    [BATCH_SIZE, BLOCK_SIZE]. `measure` returns a tensor or a tuple of tensors (as notebook 06's
+    exercises do); the result is a tensor [n_models, ...] or a tuple of such, in float64.
     """
-    if n_models < 1 or n_batches < 1:
-        raise ValueError(f"need n_models, n_batches >= 1, got {n_models}, {n_batches}")
-    total = torch.zeros(n_layers, dtype=torch.float64)
-    for seed in range(n_models):
-        model = build_model(norm, n_layers, seed=seed)
-        batches = BatchSampler(ids, BATCH_SIZE, BLOCK_SIZE, seed=1000)
-        for _ in range(n_batches):
-            total += loss_gradient_norms(model, *batches.sample())
-    return total / (n_models * n_batches)
+    if n_models < 1:
+        raise ValueError(f"need n_models >= 1, got {n_models}")
+    inputs, targets = BatchSampler(ids, BATCH_SIZE, BLOCK_SIZE, seed=1000).sample()
+    runs = [measure(build_model(norm, n_layers, seed=s), inputs, targets) for s in range(n_models)]
+    if isinstance(runs[0], torch.Tensor):
+        return _stack(runs)
+    return tuple(_stack(part) for part in zip(*runs, strict=True))
+
+
+def mean_over_models(
+    measure: Callable[..., Measured],
+    norm: str,
+    n_layers: int,
+    ids: torch.Tensor,
+    n_models: int = 4,
+) -> Measured:
+    """The mean over models of `per_model`, in the same form as one measurement: an estimate of
+    the expected value, as Xiong et al. take it, rather than one draw."""
+    runs = per_model(measure, norm, n_layers, ids, n_models)
+    return runs.mean(0) if isinstance(runs, torch.Tensor) else tuple(r.mean(0) for r in runs)
+
+
+def _stack(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    return torch.stack([t.detach().double() for t in tensors])
 
 
 def unigram_entropy(ids: torch.Tensor) -> float:
@@ -92,12 +114,6 @@ def unigram_entropy(ids: torch.Tensor) -> float:
     p = torch.bincount(ids).double() / len(ids)
     p = p[p > 0]
     return float(-(p * p.log()).sum())
-
-
-def final_loss(losses: torch.Tensor, last: int = 10) -> float:
-    """Mean of the last `last` losses (NaN counts as infinitely bad: a diverged run)."""
-    tail = losses[-last:]
-    return math.inf if torch.isnan(tail).any() else float(tail.mean())
 
 
 @dataclass(frozen=True)
@@ -156,9 +172,8 @@ class LearningRateGrid:
     @property
     def final(self) -> torch.Tensor:
         """[A, D, R, S]: each run's mean loss over its last 10 steps (inf if it diverged)."""
-        A, D, R, S, _ = self.curves.shape
-        runs = self.curves.reshape(-1, self.steps)
-        return torch.tensor([final_loss(c) for c in runs], dtype=torch.float64).view(A, D, R, S)
+        tail = self.curves[..., -10:].double()
+        return tail.mean(-1).masked_fill(tail.isnan().any(-1), math.inf)
 
     @property
     def mean(self) -> torch.Tensor:
@@ -264,34 +279,18 @@ def learning_rate_grid(
     )
 
 
-@torch.no_grad()
-def stream_sizes(model: GPT, idx: torch.Tensor) -> torch.Tensor:
-    """Mean per-token norm |x| of the stream entering each block and leaving the last, [L + 1].
-
-    idx: token ids [B, T]. For Post-LN every block ends in a LayerNorm, so from block 2 on
-    the stream enters at the size LayerNorm gives it (√d when γ = 1); for Pre-LN it is a raw
-    sum that grows with every write.
-    """
-    with capture_inputs(model.blocks) as entering, capture_outputs(model.blocks[-1:]) as leaving:
-        model(idx)
-    return torch.stack([x.norm(dim=-1).mean() for x in entering + leaving])
-
-
 @dataclass(frozen=True)
 class LastBlockGradient:
-    """How the gradient of a Pre-LN model's last block is made up (notebook 06, section 3).
+    """How the gradient of the last block's Linear layers is made up (notebook 06, section 3).
 
     Averages over models of:
-    per_token: |∂loss/∂x_t| · |x_t| at the stream x leaving the last block, over its tokens t
-        (the final LayerNorm divides by |x_t|, so this stays put if that division is all there is);
     alike: the mean cosine between the streams of two different tokens leaving the last block;
-    separate: what the gradient of the last block's Linear layers would be if its tokens'
-        contributions were orthogonal, √(Σ_t |δ_t|² |a_t|²) summed over the layers, with a_t
-        a layer's input (and a 1 for its bias) and δ_t the gradient at its output;
+    separate: what that gradient would be if its tokens' contributions were orthogonal,
+        √(Σ_t |δ_t|² |a_t|²) summed over the layers, with a_t a layer's input (and a 1 for
+        its bias) and δ_t the gradient at its output;
     total: that gradient as it is, |Σ_t δ_t a_tᵀ|, summed the same way.
     """
 
-    per_token: float
     alike: float
     separate: float
     total: float
@@ -305,18 +304,15 @@ class LastBlockGradient:
 def last_block_gradient(
     norm: str, n_layers: int, ids: torch.Tensor, n_models: int = 4
 ) -> LastBlockGradient:
-    """`LastBlockGradient` of the models and batch `init_gradient_profile` uses, for ids [N]."""
-    if n_models < 1:
-        raise ValueError(f"need n_models >= 1, got {n_models}")
-    rows = []
-    for seed in range(n_models):
-        inputs, targets = BatchSampler(ids, BATCH_SIZE, BLOCK_SIZE, seed=1000).sample()
-        rows.append(_last_block_parts(build_model(norm, n_layers, seed=seed), inputs, targets))
-    return LastBlockGradient(*torch.tensor(rows, dtype=torch.float64).mean(0).tolist())
+    """`LastBlockGradient` of the models and batch `mean_over_models` uses, for ids [N]."""
+    parts = mean_over_models(_last_block_parts, norm, n_layers, ids, n_models)
+    return LastBlockGradient(*(float(part) for part in parts))
 
 
-def _last_block_parts(model: GPT, inputs: torch.Tensor, targets: torch.Tensor) -> list[float]:
-    """[per_token, alike, separate, total] of `LastBlockGradient` for one model and batch [B, T]."""
+def _last_block_parts(
+    model: GPT, inputs: torch.Tensor, targets: torch.Tensor
+) -> tuple[torch.Tensor, ...]:
+    """(alike, separate, total) of `LastBlockGradient` for one model and batch [B, T]."""
     last = model.blocks[-1]
     layers = [m for m in last.modules() if isinstance(m, nn.Linear)]
     seen: dict[nn.Module, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -329,18 +325,17 @@ def _last_block_parts(model: GPT, inputs: torch.Tensor, targets: torch.Tensor) -
     finally:
         for handle in handles:
             handle.remove()
-    grads = torch.autograd.grad(loss, [seen[m][1] for m in layers + [last]])
-    total = separate = 0.0
-    for layer, delta in zip(layers, grads[:-1], strict=True):
+    grads = torch.autograd.grad(loss, [seen[m][1] for m in layers])
+    total = separate = torch.zeros((), dtype=torch.float64)
+    for layer, delta in zip(layers, grads, strict=True):
         a = seen[layer][0].detach().double().flatten(0, -2)  # [N, d_in]
         if layer.bias is not None:
             a = torch.cat([a, torch.ones(len(a), 1, dtype=a.dtype)], dim=1)
         delta = delta.double().flatten(0, -2)  # [N, d_out]
-        total += float(((delta @ delta.T) * (a @ a.T)).sum())
-        separate += float((delta.pow(2).sum(-1) * a.pow(2).sum(-1)).sum())
-    x, gx = seen[last][1].detach().double().flatten(0, -2), grads[-1].double().flatten(0, -2)
+        total = total + ((delta @ delta.T) * (a @ a.T)).sum()
+        separate = separate + (delta.pow(2).sum(-1) * a.pow(2).sum(-1)).sum()
+    x = seen[last][1].detach().double().flatten(0, -2)  # the stream leaving the block [N, d]
     unit = x / x.norm(dim=-1, keepdim=True)
     n = len(unit)
     alike = (unit.sum(0).pow(2).sum() - n) / (n * (n - 1))
-    per_token = (gx.norm(dim=-1) * x.norm(dim=-1)).mean()
-    return [float(per_token), float(alike), separate**0.5, total**0.5]
+    return alike, separate.sqrt(), total.sqrt()

@@ -1,10 +1,8 @@
-"""What training made of a GPT, read from its weights (the shipped model in notebooks 01 and 05).
+"""What training made of a GPT, read from its weights (the shipped model in notebook 05).
 
-- `similarity_by_offset`: how alike two learned position vectors are, by how far apart they sit;
-  `offset_explained_share`: how much of their similarity the offset alone explains.
-- `layer_readout`: what the residual stream already predicts after the embeddings and after
-  each block, read through the model's own final LayerNorm and unembedding (the "logit lens",
-  nostalgebraist 2020).
+`layer_readout`: what the residual stream already predicts after the embeddings and after each
+block, read through the model's own final LayerNorm and unembedding (the "logit lens",
+nostalgebraist 2020).
 """
 
 from __future__ import annotations
@@ -14,28 +12,8 @@ from dataclasses import dataclass
 import torch
 
 from gptlib.hooks import capture_inputs, capture_outputs, evaluating
-from gptlib.lessons.experiments.positions import cosine_similarity_matrix
 from gptlib.lessons.text import number
 from gptlib.model import GPT
-
-
-def similarity_by_offset(table: torch.Tensor) -> torch.Tensor:
-    """[T, d] position vectors → [T]: the mean cosine similarity of P_i and P_(i+k), k = 0..T-1."""
-    similarity = cosine_similarity_matrix(table)
-    return torch.stack([similarity.diagonal(k).mean() for k in range(len(table))])
-
-
-def offset_explained_share(table: torch.Tensor) -> float:
-    """The share of the variance of cos(P_i, P_j), over all pairs i < j, that the offset j − i
-    explains: 1 when similarity depends on the offset only (sinusoids), near 0 for a random
-    table. Offsets with fewer than 8 pairs are left out (their means are noise)."""
-    similarity = cosine_similarity_matrix(table)
-    diagonals = [similarity.diagonal(k) for k in range(1, len(table) - 7)]
-    if not diagonals:
-        raise ValueError(f"need a table of at least 9 positions, got {len(table)}")
-    values = torch.cat(diagonals)
-    residuals = torch.cat([d - d.mean() for d in diagonals])
-    return 1.0 - residuals.pow(2).mean().item() / (values - values.mean()).pow(2).mean().item()
 
 
 @dataclass(frozen=True)

@@ -187,25 +187,32 @@ class Question:
             button_style="primary",
             layout=widgets.Layout(width="auto"),
         )
-        self.revealed = widgets.Output()
+        self.revealed = widgets.Output()  # the status line under the button, then both answers
+        self._show_in_widget()
         self.widget = widgets.VBox([self.input, self.commit_button, self.revealed])
         self.commit_button.on_click(lambda _: self._commit_clicked())
 
-    def _commit_clicked(self) -> None:
-        if self.input.value.strip():
-            with self.revealed:
-                self.commit()
+    def _show_in_widget(self) -> None:
+        text = "\n".join(self.lines()) + "\n"
+        self.revealed.outputs = ({"output_type": "stream", "name": "stdout", "text": text},)
 
-    def commit(self, text: str | None = None) -> None:
-        """Lock in `text` (or, without it, what the box holds) and print the course's answer."""
+    def _commit_clicked(self) -> None:
+        if self.input.value.strip() and self.committed is None:
+            self._lock(self.input.value)
+
+    def _lock(self, text: object) -> None:
         if self.committed is not None:
             raise ValueError("an answer is already committed; it stays")
-        text = self.input.value if text is None else text
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f'write an answer first, got {text!r}: commit("your answer in words")')
         self.committed = " ".join(text.split())
         self.input.value, self.input.disabled = self.committed, True
         self.commit_button.disabled, self.commit_button.description = True, "committed"
+        self._show_in_widget()
+
+    def commit(self, text: str | None = None) -> None:
+        """Lock in `text` (or, without it, what the box holds) and print the course's answer."""
+        self._lock(self.input.value if text is None else text)
         print("\n".join(self.lines()))
 
     def lines(self) -> list[str]:

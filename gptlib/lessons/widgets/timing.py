@@ -25,6 +25,7 @@ from gptlib._validate import check_positive_int
 from gptlib.data.corpora import tiny_shakespeare
 from gptlib.data.grammar import TOY_GRAMMAR
 from gptlib.data.tokenizer import CharTokenizer
+from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.lessons.widgets.causal_mask import CausalMaskExplorer
 from gptlib.lessons.widgets.costs import CostCalculator
 from gptlib.lessons.widgets.explorer import Explorer, figure_png
@@ -194,7 +195,7 @@ def course_explorers() -> list[ExplorerCase]:
         ExplorerCase("heads (04)", _heads_explorer, ({"n_heads": 1}, {"n_heads": 8})),
         ExplorerCase(
             "gradient norms (06)",
-            lambda: GradientNormExplorer(depth=2),
+            lambda: GradientNormExplorer(loss_gradient_norms, depth=2),
             ({"depth": 4, "choice": "both"}, {"depth": 24, "choice": "both"}),
         ),
         ExplorerCase(

@@ -14,12 +14,13 @@ from gptlib.lessons.checks import (
     REGISTRY,
     Exercise,
     Mistake,
+    Outcome,
     check,
     in_notebook,
     read_outcome,
     verify,
 )
-from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, PASSED
+from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, OUTCOME_KEY, PASSED
 
 
 def _double(x: torch.Tensor) -> torch.Tensor:
@@ -94,10 +95,22 @@ def test_a_catalogued_mistake_is_named_on_stderr(capfd):
     assert err.splitlines() == [
         "✘ notebook-demo-double: not right yet",
         "you tripled x; double it.",
-        "misconception: tripled",
     ]
-    assert read_outcome(err).status == MISTAKE
     assert "stands in" in out
+
+
+def test_in_a_kernel_the_notice_carries_the_mistakes_name_for_the_report(monkeypatch, capfd):
+    shown = []
+    monkeypatch.setattr(in_notebook, "_in_kernel", lambda: True)
+    monkeypatch.setattr(
+        "IPython.display.display", lambda data, metadata=None, raw=False: shown.append(metadata)
+    )
+    namespace = {"double": lambda x: 3 * x}
+    check(FUNCTION.name, namespace["double"], namespace=namespace)
+    assert capfd.readouterr().err.endswith("you tripled x; double it.\n")  # no tag line
+    (metadata,) = shown
+    assert metadata[OUTCOME_KEY]["status"] == MISTAKE
+    assert metadata[OUTCOME_KEY]["mistake"] == "tripled"
 
 
 def test_checking_the_stand_in_again_asks_for_the_students_own_answer(capfd):
@@ -171,8 +184,8 @@ def test_an_unknown_exercise_is_a_bug_and_raises():
 def test_in_a_kernel_the_notice_is_an_html_box(monkeypatch):
     shown = []
     monkeypatch.setattr(in_notebook, "_in_kernel", lambda: True)
-    monkeypatch.setattr("IPython.display.display", lambda obj, raw: shown.append(obj))
-    in_notebook._show_notice("embed", ["embed"])
+    monkeypatch.setattr("IPython.display.display", lambda obj, metadata, raw: shown.append(obj))
+    in_notebook._show_notice("embed", ["embed"], Outcome("embed", NOT_IMPLEMENTED))
     [box] = shown
     assert "<code>embed</code> stands in for yours below" in box["text/html"]
     assert box["text/plain"].startswith("Not yet: embed\nThe reference `embed` stands in")

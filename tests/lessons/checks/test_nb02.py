@@ -136,7 +136,7 @@ def test_an_attention_without_a_mask_argument_is_told_what_raised():
     def attention(q, k, v):  # last round's signature
         return REGISTRY["attention"].reference(q, k, v)
 
-    with pytest.raises(CheckError, match="your function raised TypeError"):
+    with pytest.raises(CheckError, match="your `attention` stopped: it raised TypeError"):
         verify("attention", attention)
 
 

@@ -11,11 +11,18 @@ from gptlib.lessons.checks import (
     NotImplementedYet,
     Outcome,
     check,
+    in_notebook,
     read_outcome,
     verify,
 )
 from gptlib.lessons.checks.core import forget_tries
-from gptlib.lessons.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, PASSED
+from gptlib.lessons.checks.outcomes import (
+    MISTAKE,
+    NOT_IMPLEMENTED,
+    PASSED,
+    UNEXPLAINED,
+    outcome_from_outputs,
+)
 from tests.lessons.checks import (
     test_nb01,
     test_nb02,
@@ -35,6 +42,7 @@ INDEPENDENT = {
     "attention": test_nb02._by_einsum,
     "attention-module": test_nb04._BySdpa,
     "block_forward": test_nb06._in_float64,
+    "block_gradient_norms": test_nb06._by_autograd_grad,
     "causal-attention-weights": test_nb03.WEIGHTS["torch.where in float64"],
     "causal-mask": test_nb03.MASKS["arange comparison"],
     "effective-choices": test_nb08.CHOICES["float64"],
@@ -50,9 +58,12 @@ INDEPENDENT = {
     "layer_norm": test_nb06.LAYER_NORMS["nn.LayerNorm"],
     "merge-heads": test_nb04.MERGES["cat of heads"],
     "mlp": test_nb05.ByHand,
+    "permutation-test": test_nb01._permutation_test_by_loops,
+    "similarity-by-offset": test_nb01._similarity_by_loops,
     "sinusoidal-positions": test_nb01._sinusoidal_by_loops,
     "softmax-rows": test_nb02.SOFTMAXES["log-sum-exp"],
     "split-heads": test_nb04.SPLITS["stack of chunks"],
+    "stream_profile": test_nb06._by_hooks_in_float64,
     "surprisal": test_nb08.SURPRISALS["float64 probabilities"],
     "top-p-probabilities": test_nb08._top_p_by_searchsorted,
     "training-gpu-hours": test_nb09.HOURS["another order"],
@@ -86,14 +97,27 @@ def test_stub_reports_not_implemented(name, capsys):
 
 
 @pytest.mark.parametrize(("name", "mistake"), MISTAKES, ids=[f"{n}-{m.name}" for n, m in MISTAKES])
-def test_each_mistake_is_named(name, mistake, capsys):
+def test_each_mistake_is_named_and_its_fix_comes_only_the_second_time(
+    name, mistake, capsys, monkeypatch
+):
     with pytest.raises(CheckError) as info:
         verify(name, mistake.implementation)
     assert str(info.value) == f"{name}: {mistake.message}"
     assert info.value.mistake == mistake.name
-    forget_tries(name)  # a second report would add the fix
+    if mistake.fix:
+        with pytest.raises(CheckError) as again:
+            verify(name, mistake.implementation)
+        assert again.value.detail.startswith(mistake.message) and mistake.fix in again.value.detail
+    forget_tries()
+    shown = []
+    monkeypatch.setattr(in_notebook, "_in_kernel", lambda: True)
+    monkeypatch.setattr(
+        "IPython.display.display", lambda data, metadata=None, raw=False: shown.append(metadata)
+    )
     check(name, mistake.implementation, namespace={})
-    assert read_outcome(capsys.readouterr().err) == Outcome(
+    err = capsys.readouterr().err
+    assert read_outcome(err) == Outcome(name, UNEXPLAINED, " ".join(mistake.message.split()))
+    assert outcome_from_outputs([{"metadata": shown[-1]}]) == Outcome(
         name, MISTAKE, " ".join(mistake.message.split()), mistake.name
     )
 

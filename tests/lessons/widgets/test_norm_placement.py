@@ -3,34 +3,45 @@
 import pytest
 import torch
 
+from gptlib.lessons.experiments.norm_placement import mean_over_models, toy_data
 from gptlib.lessons.widgets import norm_placement as widget
 from gptlib.lessons.widgets.norm_placement import GradientNormExplorer
 
 
-@pytest.fixture
-def fake_profiles(monkeypatch):
-    """Replace the (tested elsewhere) gradient computation by fixed profiles."""
-
-    def fake(norm, depth):
-        scale = 3.0 if norm == "post" else 1.0
-        return scale * torch.linspace(1.0, 2.0, depth, dtype=torch.float64)
-
-    monkeypatch.setattr(widget, "cached_profile", fake)
+def fake_measure(model, inputs, targets):
+    """Fixed profiles: Post-LN three times Pre-LN, rising from 1 to 2 over the blocks."""
+    scale = 1.0 if type(model.blocks[0]).__name__ == "Block" else 3.0
+    return scale * torch.linspace(1.0, 2.0, len(model.blocks), dtype=torch.float64)
 
 
-def test_profiles_need_a_known_choice(fake_profiles):
+def test_profiles_need_a_known_choice():
     with pytest.raises(ValueError, match="choice"):
-        widget.gradient_profiles(6, "mid")
+        widget.gradient_profiles(fake_measure, 6, "mid")
 
 
 @pytest.mark.parametrize(("choice", "norms"), [("Pre-LN", ["pre"]), ("both", ["pre", "post"])])
-def test_gradient_profiles_picks_the_placements(fake_profiles, choice, norms):
-    result = widget.gradient_profiles(6, choice)
+def test_gradient_profiles_picks_the_placements(choice, norms):
+    result = widget.gradient_profiles(fake_measure, 6, choice)
     assert list(result.profiles) == norms and result.depth == 6
 
 
-def test_controls_redraw(fake_profiles):
-    explorer = GradientNormExplorer(depth=4, choice="both")
+def test_the_profiles_are_the_measurement_on_one_model_and_are_kept():
+    calls = []
+
+    def measure(model, inputs, targets):
+        calls.append(len(model.blocks))
+        return fake_measure(model, inputs, targets)
+
+    cache = {}
+    result = widget.gradient_profiles(measure, 2, "Post-LN", cache)
+    expected = mean_over_models(fake_measure, "post", 2, toy_data(), widget.WIDGET_MODELS)
+    torch.testing.assert_close(result.profiles["post"], expected)
+    widget.gradient_profiles(measure, 2, "both", cache)
+    assert calls == [2, 2] and set(cache) == {("post", 2), ("pre", 2)}  # post was not redone
+
+
+def test_controls_redraw():
+    explorer = GradientNormExplorer(fake_measure, depth=4, choice="both")
     assert explorer.lines[0] == "depth = 4" and len(explorer.view.ax.get_lines()) == 2
     explorer.depth.value = 10
     assert "depth = 10" in explorer.lines
@@ -40,13 +51,4 @@ def test_controls_redraw(fake_profiles):
     assert not any(line.startswith("Post-LN") for line in explorer.lines)
     assert len(explorer.view.ax.get_lines()) == 1
     with pytest.raises(ValueError, match="choice"):
-        GradientNormExplorer(choice="mid")
-
-
-def test_cached_profile_is_the_experiment_at_widget_sizes():
-    from gptlib.lessons.experiments.norm_placement import init_gradient_profile, toy_data
-
-    expected = init_gradient_profile(
-        "post", 2, toy_data(), n_models=widget.WIDGET_MODELS, n_batches=widget.WIDGET_BATCHES
-    )
-    torch.testing.assert_close(widget.cached_profile("post", 2), expected)
+        GradientNormExplorer(fake_measure, choice="mid")

@@ -109,6 +109,8 @@ def test_a_question_shows_nothing_of_the_courses_answer_before_a_commit(capsys):
         "your answer = none committed (the course's answer appears once you commit)"
     ]
     assert capsys.readouterr().out == ""
+    shown = "".join(output["text"] for output in question.revealed.outputs)
+    assert shown == question.lines()[0] + "\n"  # the status line under the button
 
 
 def test_a_question_committed_from_code_prints_both_answers(capsys):
@@ -129,6 +131,9 @@ def test_a_question_committed_with_the_button_shows_the_answer_under_it():
     question.input.value = "120 of them"
     question.commit_button.click()
     assert question.committed == "120 of them"
+    shown = "".join(output["text"] for output in question.revealed.outputs)
+    assert shown.startswith("your answer = 120 of them\nthe course's answer:\n")
+    assert "T(T-1)/2 = 120 of the 256 scores" in shown
 
 
 def test_an_empty_answer_or_an_unknown_key_is_refused():
