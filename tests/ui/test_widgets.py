@@ -97,6 +97,7 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("vocab size", "slider", "End", line("total"), "increases"),
             Interaction("vocab size", "slider", "Home", line("total"), "decreases"),
             *prediction("guess_per_char = Prediction(", "300", "guess_per_char.reveal("),
+            question("q_vocabulary = Question("),
         ),
     ),
     "01_embeddings_positions": NotebookSpec(
@@ -232,8 +233,15 @@ SPECS: dict[str, NotebookSpec] = {
     ),
     "07_build_the_gpt": NotebookSpec(
         "07_build_the_gpt.ipynb",
-        # The memorisation run's prediction: type a loss, commit, reveal it next to the measured.
-        prediction("guess_loss = Prediction(", "0.15", "guess_loss.reveal("),
+        (
+            question("q_init = Question("),
+            # The memorisation run's prediction: type the loss at position 0, commit, reveal it.
+            *prediction("guess_first = Prediction(", "1.9", "guess_first.reveal("),
+            question("q_tying = Question("),
+            question("q_max_len = Question("),
+            question("q_curve = Question("),
+            question("q_same = Question("),
+        ),
         run_timeout_s=300.0,
     ),
     "08_train_and_sample": NotebookSpec(
@@ -293,9 +301,16 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("peak TFLOP/s", "slider", "End", line("accelerator-hours"), "decreases"),
             Interaction("MFU", "slider", "Home", line("accelerator-hours"), "increases"),
             Interaction("preset", "dropdown", "GPT-3 175B", line("parameters N"), "increases"),
-            # Predict, then reveal: the FFN's share of a block, the estimate's miss.
-            *prediction("guess_ffn = Prediction(", "60", "guess_ffn.reveal("),
+            # Predict, then reveal: GPT-2 small's share in its tables, the estimate's miss.
+            *prediction("guess_tables = Prediction(", "30", "guess_tables.reveal("),
+            question("q_plot = Question("),
             *prediction("guess_hours = Prediction(", "5", "guess_hours.reveal("),
+            question("q_size = Question("),
+            question("q_frozen = Question("),
+            question("q_long = Question("),
+            question("q_half = Question("),
+            question("q_cache = Question("),
+            question("q_batch = Question("),
         ),
     ),
     # The maintainers' notebook (once notebook 10, now kept in docs/) builds every explorer to

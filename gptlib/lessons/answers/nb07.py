@@ -1,4 +1,4 @@
-"""Answers of notebook 07 (build the GPT), filled by `answer("07....", ...)`."""
+"""Answers of notebook 07 (build the GPT), filled by `Question("07....", ...)`."""
 
 ANSWERS = {
     "07.init-loss": """
@@ -42,19 +42,16 @@ ANSWERS = {
         The orange line, {one_character:z.2f} nats, is the best loss from the current character
         alone: the statistics of which character follows which. A model learns them first
         because they need no attention: the token's own vector travels up the residual stream
-        to the unembedding, and a bigram table is a matrix product away. Reading earlier
-        characters needs heads whose queries and keys have found each other, which takes
-        longer; once they have, the loss leaves the orange line (it stays below it from step
-        {below_from}) and falls towards 0, because a repeated sonnet, read with a few dozen
-        characters of context, holds no uncertainty: the model has memorised it.
+        to the unembedding, and a table of which character follows which is a matrix product
+        away. Reading earlier characters needs heads whose queries and keys have found each
+        other, which takes longer; once they have, the loss leaves the orange line (it stays
+        below it from step {below_from}) and falls towards 0, because a repeated sonnet, read
+        with a few dozen characters of context, holds almost no uncertainty: the model has
+        memorised it, down to {final:z.2f} nats a character.
 
-        It levels off near {final:z.2f} because the loss is an average over all 64 positions of
-        a window, and the first ones see almost no context: position 0, with a single
-        character, still loses {first:z.2f} nats and position 1 loses {second:z.2f}, while
-        positions 16 and later lose {rest:z.3f} on average. Positions 0–4 hold {first_five:z.0%}
-        of what is left. On a real corpus a training loss far below what the text allows means
-        the same thing, memorisation, which is why notebook 08 watches a loss on text the model
-        never trains on.
+        On a real corpus a training loss far below what the text allows means the same thing,
+        memorisation, which is why notebook 08 watches a loss on text the model never trains
+        on.
     """,
     "07.same-machine": """
         The copy replaces every weight of your model, so how either model was initialised

@@ -1,4 +1,4 @@
-"""Answers of notebook 09 (cost accounting), filled by `answer("09....", ...)`."""
+"""Answers of notebook 09 (cost accounting), filled by `Question("09....", ...)`."""
 
 ANSWERS = {
     "09.gpt-1b": """
@@ -8,32 +8,37 @@ ANSWERS = {
         GPT, with biases, LayerNorms and 2,048 learned positions, is {exact:,}: only
         {extra:z.1%} more.
     """,
-    "09.training-3x": """
-        Generating a token runs only the forward pass: about 2N FLOPs. Training also runs the
-        backward pass, which for every weight matrix computes two products as large as the
-        forward one: the gradient with respect to the layer's input (passed down to the layer
-        below) and the gradient with respect to the weights (used by the update). 2N + 4N = 6N.
-        Section 4 counted {ratio:z.3f} forward passes' worth of FLOPs for one forward and
-        backward pass of our GPT.
+    "09.frozen-weights": """
+        About two forward passes, {frozen_ratio:z.3f} counted, against {full_ratio:z.3f} when
+        every weight trains: roughly 4N a token instead of 6N. The backward pass still carries
+        the gradient down through every layer, and for each weight matrix that is a product as
+        large as the forward one; what it skips is the other product, the gradient of the frozen
+        weights. The attention scores have no weights, so their backward pass (gradients for
+        the queries, the keys, the attention weights and the values) still costs twice their
+        forward: that is the {extra:z.3f} above 2.
     """,
     "09.long-context": """
         At T = 32,768 the attention term is 4·L·T·d = {attention:z.1f} GFLOPs per token,
         against 2N = {two_n:z.1f} GFLOPs: {share:z.0%} of 2N, so attention now costs more than
         all the weights together. A kernel that skips the masked half still computes
-        {causal:z.1f} GFLOPs ({causal_share:z.0%} of 2N). The plot of section 5 put Llama 2 7B's
-        crossing at T ≈ {crossing:z,.0f}; beyond it, 6N underestimates the bill badly.
+        {causal:z.1f} GFLOPs ({causal_share:z.0%} of 2N). The two are equal where 4·L·T·d = 2N,
+        at T = 2N / 4·L·d ≈ {crossing:z,.0f}; beyond it, 6N underestimates the bill badly.
     """,
     "09.half-mfu": """
-        Twice as many: {hours_20:z,.0f} A100-hours instead of {hours_40:z,.0f}. The work, 6·N·D
-        FLOPs, does not change; at 20% of the peak it is done at half the rate.
+        No. At 20% of the peak the same 6·N·D FLOPs take twice as long, {hours_20:z,.0f}
+        A100-hours instead of {hours_40:z,.0f}, far more than Meta's {reported:,}. Turned around,
+        {reported:,} A100-hours at 20% of the peak deliver {flops_20:z.2e} FLOPs, enough at 6N a
+        token for {trillions:z.2f} trillion tokens, about half the 2 trillion the model was
+        trained on. The reported hours leave the MFU little room: for 6·N·D they imply one near
+        40%.
     """,
-    "09.counter-below-2n": """
-        Only a weight that is multiplied into the token's vector costs a multiply-add. Of our
-        GPT's {n:,} parameters, the {looked_up:,} of the token and position tables are looked
-        up, not multiplied, and the {scaled:,} biases and LayerNorm weights only add and
-        scale, work the counter does not count at all. It counts exactly 2 × {matmul:,}
-        matrix weights (the output layer included) per token, plus the attention scores:
-        {counted:z,.0f} FLOPs per token, {gap:z.1%} below the chapter's 2N + 4·L·T·d.
+    "09.generation-with-cache": """
+        With the cache the 4,096th token is one position through the model: 2N = {two_n:z.1f}
+        GFLOPs for the weights, plus 4·L·T·d = {attention:z.2f} GFLOPs for its query against the
+        {context:,} cached keys and the weighted values, {cached:z.1f} GFLOPs in all.
+        Recomputing feeds all {context:,} positions through the model, {recomputed:z.3g} FLOPs
+        (with the whole T × T scores, as the written-out attention computes them): {ratio:z,.0f}
+        times as much, the number of positions. That is why generation keeps a KV cache.
     """,
     "09.kv-batch-8": """
         2·L·T·d·B values of 2 bytes: 2 × 32 × 4,096 × 4,096 × 8 × 2 = {n_bytes:,} bytes, which

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -12,10 +13,19 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, Property, register
-from gptlib.lessons.checks.nb04 import ATTENTION_MODULE_MISTAKES, module_inputs, run_module
+from gptlib.lessons.checks.compare import outputs_match
+from gptlib.lessons.checks.core import (
+    CheckError,
+    Exercise,
+    Mistake,
+    Property,
+    exercise_named,
+    mistake_error,
+    register,
+)
+from gptlib.lessons.checks.nb04 import ATTENTION_MODULE_MISTAKES
 from gptlib.lessons.checks.nb05 import MLP_MISTAKES, mlp_inputs, run_mlp
-from gptlib.lessons.checks.weights import load_weights
+from gptlib.lessons.checks.weights import load_weights, unexpected_buffers
 from gptlib.model import GPT as LibraryGPT
 from gptlib.model import MLP as LibraryMLP
 from gptlib.model import Block as LibraryBlock
@@ -28,6 +38,31 @@ from gptlib.model import GPTConfig
 # them, loads the state dict of a gptlib model with random values far from any initialisation
 # (so that every weight matters), and compares what they compute with gptlib's. Each
 # catalogued mistake is a class (or function) that makes exactly that mistake.
+#
+# No late surprises: what the notebook later does with these classes, the checks do first.
+# Section 8 moves weights between the student's model and gptlib's with a strict
+# `load_state_dict`, and section 10 trains the model, so the checks load strictly (a buffer in
+# the state dict is a named mistake), run a backward pass, and compare every parameter's
+# gradient with gptlib's; the capstone is also built with its default sizes, the chapter's,
+# as section 8 builds it. A check leaves torch's global random stream as it found it, so that
+# the notebook's next random draws do not depend on what the checks build.
+
+
+def _own_random_stream(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` run on a fork of torch's global random stream: building the check's models and the
+    student's leaves the notebook's next random draws as they were."""
+
+    @functools.wraps(fn)
+    def forked(*args: Any, **kwargs: Any) -> Any:
+        with torch.random.fork_rng(devices=[]):
+            return fn(*args, **kwargs)
+
+    return forked
+
+
+def _forked_adapt(adapt: Callable[[Any], Callable[..., Any]]) -> Callable[[Any], Callable]:
+    """An `adapt` whose adapted functions run on a fork of the global random stream."""
+    return lambda answer: _own_random_stream(adapt(answer))
 
 
 def _lively(module: nn.Module, g: torch.Generator) -> nn.Module:
@@ -80,18 +115,201 @@ class _MLP(nn.Module):
         return self.down(F.gelu(self.up(x)))
 
 
+# --- what later cells do with a module: a strict load, a forward and a backward pass -------
+
+BUFFER_IN_STATE_DICT = (
+    "buffer-in-the-state-dict",
+    "your module keeps a tensor that is not a weight (a mask, say) in its state dict. "
+    "gptlib's state dict holds weights only, and section 8 moves weights between your model "
+    "and gptlib's with a strict load, which refuses any name that only one side has. A tensor "
+    "that can be rebuilt belongs outside the state dict, or can be made anew in forward.",
+    'register it as a non-persistent buffer: self.register_buffer("mask", mask, '
+    "persistent=False), or build the mask inside forward",
+)
+IN_PLACE = (
+    "in-place-on-a-saved-tensor",
+    "your forward pass changes, in place, a tensor that autograd kept for the backward pass "
+    "(an augmented assignment such as +=, or a method whose name ends in an underscore). The "
+    "numbers come out right, but training's backward pass (section 10) stops with an error. "
+    "Make a new tensor for each result instead of changing one.",
+    "write x = x + self.attn(self.ln1(x)) rather than x += self.attn(self.ln1(x)) (and "
+    "masked_fill rather than masked_fill_ on a tensor the gradient needs)",
+)
+GRADIENT_CUT = (
+    "gradient-cut",
+    "your model computes the right numbers, but part of it is cut off from the gradient: it "
+    "runs without gradient tracking, or works on a detached copy of a tensor or of a weight. "
+    "The parameters behind that cut get no gradient (or a wrong one), so training would leave "
+    "them as they are.",
+    "remove torch.no_grad(), .detach() and .data from forward",
+)
+
+
+def _cosine_weights(t: torch.Tensor) -> torch.Tensor:
+    """Fixed, varied weights shaped like `t`: their weighted sum of `t` is a scalar whose
+    gradient reaches every output entry differently."""
+    return torch.cos(torch.arange(t.numel(), dtype=torch.float64)).to(t.dtype).view_as(t)
+
+
+def _scalar(outputs: Any) -> torch.Tensor:
+    """What the backward pass differentiates: the loss when there is one, else a fixed
+    weighted sum of the (first) output."""
+    if isinstance(outputs, tuple):
+        if len(outputs) > 1 and isinstance(outputs[1], torch.Tensor):
+            return outputs[1]
+        outputs = outputs[0]
+    return (outputs * _cosine_weights(outputs)).sum()
+
+
+def _gradients(module: nn.Module) -> dict[str, torch.Tensor | None]:
+    """Every parameter's gradient by name (a shared parameter under each of its names)."""
+    return {name: p.grad for name, p in module.named_parameters(remove_duplicate=False)}
+
+
+def _engine_is_matching() -> bool:
+    """Whether the check engine is running the catalogue's mistakes to find the one a wrong
+    answer makes (those runs are not reports to the student)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name in ("_matching_mistake", "_mistake_raising"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _report(exercise: str, mistake: tuple[str, ...], answer: Any) -> CheckError:
+    """The error naming `mistake`. Counted as a report to the student (so that its fix shows
+    from the second time) unless the engine is running the catalogue's own implementation of a
+    mistake while it looks for the one a wrong answer makes."""
+    catalogue = exercise_named(exercise).mistakes
+    if _engine_is_matching() and any(m.implementation is answer for m in catalogue):
+        return CheckError(exercise, mistake[1], mistake[0])
+    for m in catalogue:
+        if m.name == mistake[0]:
+            return mistake_error(exercise_named(exercise), m)
+    return CheckError(exercise, mistake[1], mistake[0])
+
+
+def _load_strictly(exercise: str, answer: Any, model: nn.Module, source: nn.Module) -> None:
+    """Load gptlib's state dict into the student's module strictly, as section 8 does: a buffer
+    only the student's state dict holds is the named mistake; a misfit says which names and
+    shapes differ."""
+    state = source.state_dict()
+    if unexpected_buffers(model, state):
+        raise _report(exercise, BUFFER_IN_STATE_DICT, answer)
+    try:
+        load_weights(model, state, strict=True)
+    except ValueError as exc:
+        raise CheckError(exercise, str(exc)) from None
+
+
+def run_like_gptlib(
+    exercise: str, answer: Any, model: nn.Module, source: nn.Module, *args: Any
+) -> Any:
+    """`model`, built from the student's `answer`, with the weights of gptlib's `source`, run
+    on `args` as the notebook runs it: loaded strictly, with gradients, and when its outputs
+    agree with gptlib's, a backward pass whose gradients must agree too. Returns the outputs,
+    detached."""
+    _load_strictly(exercise, answer, model, source)
+    model.eval()
+    limits = exercise_named(exercise)
+    with torch.enable_grad():
+        got, expected = model(*args), source(*args)
+        if not outputs_match(got, expected, limits.atol, limits.rtol):
+            return _detached(got)
+        model.zero_grad(set_to_none=True)
+        source.zero_grad(set_to_none=True)
+        ours = _scalar(got)
+        if not ours.requires_grad:
+            raise _report(exercise, GRADIENT_CUT, answer)
+        try:
+            ours.backward()
+        except RuntimeError as exc:
+            if "inplace operation" in str(exc):
+                raise _report(exercise, IN_PLACE, answer) from None
+            raise CheckError(exercise, f"the backward pass through yours failed: {exc}") from None
+        _scalar(expected).backward()
+    theirs = _gradients(source)
+    for name, grad in _gradients(model).items():
+        if grad is None or not _close(grad, theirs[name]):
+            raise _report(exercise, GRADIENT_CUT, answer)
+    return _detached(got)
+
+
+def _close(grad: torch.Tensor, expected: torch.Tensor) -> bool:
+    scale = 1.0 + expected.abs().max().item()
+    return torch.allclose(grad.double(), expected.double(), rtol=1e-3, atol=1e-4 * scale)
+
+
+def _detached(outputs: Any) -> Any:
+    if isinstance(outputs, tuple | list):
+        return tuple(_detached(o) for o in outputs)
+    return outputs.detach() if isinstance(outputs, torch.Tensor) else outputs
+
+
 # --- the attention and the MLP, written again from memory (notebooks 04 and 05) ---------------
-# The same tests as there, under 07's names, so that 07's report counts them: gptlib's layer
-# with random weights loaded into the student's, the same catalogues of mistakes.
+# 04's and 05's catalogues of mistakes, under 07's names so that 07's report counts them.
+# The attention is run as the capstone will run it: loaded strictly, with gradients.
+
+
+class _BufferedAttention(_Attention):
+    """The right computation, with its mask kept in the state dict (a persistent buffer)."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__(d_model, n_heads)
+        self.register_buffer("mask", torch.ones(256, 256, dtype=torch.bool).triu(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, d = x.shape
+        q, k, v = (
+            t.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+            for t in self.qkv(x).split(d, dim=-1)
+        )
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        scores = scores.masked_fill(self.mask[:T, :T], float("-inf"))
+        return self.proj((scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, d))
+
+
+class _DetachedAttention(_Attention):
+    """The right numbers from weights read without gradient tracking."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return super().forward(x)
+
+
+def _attention_inputs(g: torch.Generator) -> list[tuple]:
+    """(d_model, n_heads, a gptlib attention layer with lively weights, x [B, T, d]). The last
+    input is 40 positions long: a mask stored at a fixed small size breaks."""
+    cases = []
+    for B, T, d, h in ((2, 5, 12, 3), (1, 6, 8, 4), (1, 40, 16, 2)):
+        source = _lively(LibraryAttention(d, h), g)
+        cases.append((d, h, source, torch.randn(B, T, d, generator=g)))
+    return cases
+
+
+def _run_module(exercise: str, module_class: Any) -> Callable[..., torch.Tensor]:
+    """`adapt` for the attention and the block: build module_class(d_model, n_heads) and run
+    it like gptlib's layer (`run_like_gptlib`)."""
+
+    def run(d_model: int, n_heads: int, source: nn.Module, x: torch.Tensor) -> torch.Tensor:
+        return run_like_gptlib(exercise, module_class, module_class(d_model, n_heads), source, x)
+
+    return run
+
 
 register(
     Exercise(
         name="gpt-attention",
         notebook="07_build_the_gpt",
         reference=LibraryAttention,
-        make_inputs=module_inputs,
-        adapt=functools.partial(run_module, exercise="gpt-attention"),
-        mistakes=ATTENTION_MODULE_MISTAKES,
+        make_inputs=_own_random_stream(_attention_inputs),
+        adapt=_forked_adapt(functools.partial(_run_module, "gpt-attention")),
+        mistakes=(
+            *ATTENTION_MODULE_MISTAKES,
+            Mistake(*BUFFER_IN_STATE_DICT[:2], _BufferedAttention, fix=BUFFER_IN_STATE_DICT[2]),
+            Mistake(*GRADIENT_CUT[:2], _DetachedAttention, fix=GRADIENT_CUT[2]),
+        ),
         hints=(
             "The layer holds two linear maps, one making queries, keys and values together and "
             "one mixing the heads' results. In between, each head attends on its own slice of "
@@ -109,8 +327,8 @@ register(
         name="gpt-mlp",
         notebook="07_build_the_gpt",
         reference=LibraryMLP,
-        make_inputs=mlp_inputs,
-        adapt=functools.partial(run_mlp, exercise="gpt-mlp"),
+        make_inputs=_own_random_stream(mlp_inputs),
+        adapt=_forked_adapt(functools.partial(run_mlp, exercise="gpt-mlp")),
         mistakes=MLP_MISTAKES,
         hints=(
             "Two linear layers with a nonlinearity between them: widen each position's vector, "
@@ -169,6 +387,13 @@ class _OneNormBlock(Block):
         return x + self.mlp(self.ln1(x))
 
 
+class _InPlaceBlock(Block):
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        x += self.mlp(self.ln2(x))  # ln2 kept x for its backward pass
+        return x
+
+
 def _block_with(attention: type = _Attention, feed_forward: type = _MLP) -> type:
     """The reference block around another attention or MLP: a mistake inside one of them."""
     name = f"BlockWith{attention.__name__}{feed_forward.__name__}"
@@ -177,21 +402,23 @@ def _block_with(attention: type = _Attention, feed_forward: type = _MLP) -> type
 
 POST_LN = (
     "post-ln",
-    "your block normalises after adding, x = LN(x + F(x)): that is Post-LN, the original "
-    "Transformer's placement. The chapter's GPT is Pre-LN: normalise the sublayer's input and "
-    "add its output to the untouched x, x = x + attn(ln1(x)), then x = x + mlp(ln2(x)).",
+    "your block normalises after adding: that is Post-LN, the original Transformer's "
+    "placement. The chapter's GPT is Pre-LN: each sublayer reads a normalised copy of the "
+    "stream, and its output is added to the stream as it was, never normalised inside the block.",
+    "x = x + self.attn(self.ln1(x)), then x = x + self.mlp(self.ln2(x))",
 )
 NO_ATTENTION_RESIDUAL = (
     "no-residual-around-attention",
-    "the attention's output replaces x instead of being added to it: write "
-    "x = x + self.attn(self.ln1(x)). Without the skip, what the embeddings carried is lost and "
-    "gradients have no direct path back (notebook 05).",
+    "the attention's output replaces the residual stream instead of being added to it. "
+    "Without the skip, what the embeddings carried is lost and gradients have no direct path "
+    "back (notebook 05).",
+    "x = x + self.attn(self.ln1(x))",
 )
 NO_MLP_RESIDUAL = (
     "no-residual-around-mlp",
-    "the MLP's output replaces x instead of being added to it: write "
-    "x = x + self.mlp(self.ln2(x)), so the block returns the residual stream plus the MLP's "
-    "update.",
+    "the MLP's output replaces the residual stream instead of being added to it: the block "
+    "must return the stream plus the MLP's update.",
+    "x = x + self.mlp(self.ln2(x))",
 )
 # The MLP mistakes whose parameters differ from gptlib's (no biases, a hidden width of d) show
 # as a misfit when the weights are loaded, which names them; the others are caught by value.
@@ -199,32 +426,35 @@ _MLP_MISTAKES_BY_VALUE = tuple(
     m for m in MLP_MISTAKES if m.name not in ("hidden-width-d", "no-biases")
 )
 BLOCK_MISTAKES = (
-    Mistake(*POST_LN, _PostLNBlock),
-    Mistake(*NO_ATTENTION_RESIDUAL, _NoAttentionResidualBlock),
-    Mistake(*NO_MLP_RESIDUAL, _NoMLPResidualBlock),
+    Mistake(*POST_LN[:2], _PostLNBlock, fix=POST_LN[2]),
+    Mistake(*NO_ATTENTION_RESIDUAL[:2], _NoAttentionResidualBlock, fix=NO_ATTENTION_RESIDUAL[2]),
+    Mistake(*NO_MLP_RESIDUAL[:2], _NoMLPResidualBlock, fix=NO_MLP_RESIDUAL[2]),
     *(
-        Mistake(m.name, f"in your attention, {m.message}", _block_with(attention=m.implementation))
+        Mistake(
+            m.name,
+            f"in your attention, {m.message}",
+            _block_with(attention=m.implementation),
+            fix=m.fix,
+        )
         for m in ATTENTION_MODULE_MISTAKES
     ),
     *(
-        Mistake(m.name, f"in your MLP, {m.message}", _block_with(feed_forward=m.implementation))
+        Mistake(
+            m.name,
+            f"in your MLP, {m.message}",
+            _block_with(feed_forward=m.implementation),
+            fix=m.fix,
+        )
         for m in _MLP_MISTAKES_BY_VALUE
     ),
+    Mistake(
+        *BUFFER_IN_STATE_DICT[:2],
+        _block_with(attention=_BufferedAttention),
+        fix=BUFFER_IN_STATE_DICT[2],
+    ),
+    Mistake(*IN_PLACE[:2], _InPlaceBlock, fix=IN_PLACE[2]),
+    Mistake(*GRADIENT_CUT[:2], _block_with(attention=_DetachedAttention), fix=GRADIENT_CUT[2]),
 )
-
-
-def _load_gptlib_weights(exercise: str, source: nn.Module, model: nn.Module) -> None:
-    """Load gptlib's state dict into the student's module; a misfit is a CheckError saying which.
-
-    The chapter's own name for the unembedding, `head`, is accepted for gptlib's `lm_head`.
-    """
-    state, own = source.state_dict(), model.state_dict()
-    if "head.weight" in own and "lm_head.weight" not in own:
-        state = {("head.weight" if k == "lm_head.weight" else k): w for k, w in state.items()}
-    try:
-        load_weights(model, state)
-    except ValueError as exc:
-        raise CheckError(exercise, str(exc)) from None
 
 
 def _names_per_parameter(module: nn.Module) -> list[list[str]]:
@@ -239,7 +469,7 @@ def _tied(module: nn.Module) -> bool:
     """Whether the unembedding and the token embedding are one matrix (tied weights)."""
     return any(
         any(n.startswith("tok_emb.") for n in names)
-        and any(n.startswith(("lm_head.", "head.")) for n in names)
+        and any(n.startswith("lm_head.") for n in names)
         for names in _names_per_parameter(module)
     )
 
@@ -261,38 +491,29 @@ def _block_inputs(g: torch.Generator) -> list[tuple]:
     return cases
 
 
-def _run_block(block_class: Any) -> Callable[..., torch.Tensor]:
-    """`adapt`: build block_class(d_model, n_heads), load gptlib's weights, run it on x."""
-
-    def run(d_model: int, n_heads: int, source: nn.Module, x: torch.Tensor) -> torch.Tensor:
-        block = block_class(d_model, n_heads)
-        _load_gptlib_weights("gpt-block", source, block)
-        with torch.no_grad():
-            return block.eval()(x)
-
-    return run
-
-
 register(
     Exercise(
         name="gpt-block",
         notebook="07_build_the_gpt",
         reference=Block,
-        make_inputs=_block_inputs,
-        adapt=_run_block,
+        make_inputs=_own_random_stream(_block_inputs),
+        adapt=_forked_adapt(functools.partial(_run_module, "gpt-block")),
         mistakes=(
             *BLOCK_MISTAKES,
             Mistake(
                 "norm-on-the-output",
-                "your LayerNorms normalise the sublayers' outputs, x = x + LN(F(x)). Pre-LN "
-                "normalises their input: x = x + self.attn(self.ln1(x)).",
+                "your LayerNorms normalise what the sublayers return. Pre-LN normalises what "
+                "they read: the input of each sublayer, while the stream itself stays as it is.",
                 _NormOnOutputBlock,
+                fix="x = x + self.attn(self.ln1(x))",
             ),
             Mistake(
                 "one-norm-twice",
-                "both sublayers read ln1's output: the MLP needs its own LayerNorm, "
-                "x = x + self.mlp(self.ln2(x)), with its own γ and β.",
+                "both sublayers read the first LayerNorm's output: the MLP needs a LayerNorm of "
+                "its own, with its own scale and shift, applied to the stream after the "
+                "attention's update.",
                 _OneNormBlock,
+                fix="x = x + self.mlp(self.ln2(x))",
             ),
         ),
         atol=1e-4,
@@ -410,21 +631,6 @@ class _AlwaysTiedGPT(GPT):
         super().__init__(vocab_size, d_model, n_heads, n_layers, max_len, tie_weights=True)
 
 
-NOT_TIED = Mistake(
-    "not-tied",
-    "with tie_weights=True the unembedding must be the token embedding's matrix itself, not a "
-    "copy of it: after creating both, write self.lm_head.weight = self.tok_emb.weight. The "
-    "model then has V·d fewer parameters, and training updates one matrix.",
-    _NeverTiedGPT,
-)
-TIED_ALWAYS = Mistake(
-    "tied-when-not-asked",
-    "your model ties the unembedding to the token embedding although tie_weights=False: share "
-    "the matrix only when tie_weights is True.",
-    _AlwaysTiedGPT,
-)
-
-
 class _SharedBlockGPT(GPT):
     def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256,
                  tie_weights=False):  # fmt: skip
@@ -432,15 +638,10 @@ class _SharedBlockGPT(GPT):
         self.blocks = nn.ModuleList([self.block(d_model, n_heads)] * n_layers)
 
 
-ONE_BLOCK_SHARED = Mistake(
-    "one-block-shared",
-    "every layer of your stack is one and the same Block: a list that repeats one module "
-    "(as [module] * n_layers does) holds n_layers references to it, so all layers share a "
-    "single set of weights and the model has the parameters of one block. That is not weight "
-    "tying, which shares only the token embedding with the unembedding. Each layer needs a "
-    "Block of its own, built anew for each place in the stack.",
-    _SharedBlockGPT,
-)
+class _OtherDefaultsGPT(GPT):
+    def __init__(self, vocab_size, d_model=64, n_heads=4, n_layers=4, max_len=256,
+                 tie_weights=False):  # fmt: skip
+        super().__init__(vocab_size, d_model, n_heads, n_layers, max_len, tie_weights)
 
 
 class _LossOnProbabilitiesGPT(GPT):
@@ -456,17 +657,52 @@ class _SummedLossGPT(GPT):
         return logits, None if loss is None else loss * targets.numel()
 
 
+NOT_TIED = (
+    "not-tied",
+    "with tie_weights=True the unembedding must be the token embedding's matrix itself, one "
+    "parameter used twice, not a copy of it: the model then holds V·d numbers fewer, and "
+    "training updates the one matrix from both uses.",
+    "after creating both layers: self.lm_head.weight = self.tok_emb.weight",
+)
+TIED_ALWAYS = (
+    "tied-when-not-asked",
+    "your model shares the unembedding with the token embedding although tie_weights is "
+    "False: share the matrix only when it is asked for.",
+    "if tie_weights: self.lm_head.weight = self.tok_emb.weight",
+)
+ONE_BLOCK_SHARED = (
+    "one-block-shared",
+    "every layer of your stack is one and the same block: a list that repeats one module "
+    "holds n_layers references to it, so all layers share a single set of weights and the "
+    "model has the parameters of one block. That is not weight tying, which shares only the "
+    "token embedding with the unembedding. Each layer needs a block of its own, built anew "
+    "for each place in the stack.",
+    "self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))",
+)
+OTHER_DEFAULTS = (
+    "other-default-sizes",
+    "your model is right when every size is given, but its default sizes are not the "
+    "chapter's: section 8 builds it with the vocabulary size alone and loads the weights of "
+    "gptlib's model of the chapter's sizes (d = 128, 4 heads, 4 layers, 256 positions).",
+    "def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256, "
+    "tie_weights=False)",
+)
+
+
 def _gpt_inputs(g: torch.Generator) -> list[tuple]:
     """(config, a gptlib GPT of that config with lively weights, idx [B, T], targets or None).
 
     The first model is untied and reads fewer positions than it knows; the second is tied and
-    reads all of them; the third call passes no targets."""
+    reads all of them; the third call passes no targets; the last gives only the vocabulary
+    size, as section 8 builds the model (the defaults must be the chapter's sizes), and fills
+    its 256 positions."""
     cases = []
     for config, (B, T), with_targets in (
         (dict(vocab_size=11, d_model=16, n_heads=4, n_layers=2, max_len=12), (2, 9), True),
         (dict(vocab_size=13, d_model=24, n_heads=3, n_layers=3, max_len=8, tie_weights=True),
          (3, 8), True),
         (dict(vocab_size=7, d_model=8, n_heads=2, n_layers=1, max_len=6), (1, 5), False),
+        (dict(vocab_size=9), (1, 256), True),
     ):  # fmt: skip
         source = _lively(LibraryGPT(GPTConfig(**config)), g)
         idx = torch.randint(config["vocab_size"], (B, T), generator=g)
@@ -476,20 +712,37 @@ def _gpt_inputs(g: torch.Generator) -> list[tuple]:
 
 
 def _run_gpt(gpt_class: Any) -> Callable[..., tuple]:
-    """`adapt`: build gpt_class(**config), load gptlib's weights, run it on (idx, targets)."""
+    """`adapt`: build gpt_class(**config) and run it like gptlib's model (`run_like_gptlib`)."""
 
     def run(config: dict, source: nn.Module, idx: torch.Tensor, targets: Any) -> tuple:
         model = gpt_class(**config)
         if _blocks_share_weights(model):  # before loading, which would report a misfit
-            raise CheckError("gpt", ONE_BLOCK_SHARED.message, ONE_BLOCK_SHARED.name)
-        _load_gptlib_weights("gpt", source, model)
+            raise _report("gpt", ONE_BLOCK_SHARED, gpt_class)
+        ours, theirs = _shapes(model), _shapes(source)
+        if set(config) == {"vocab_size"} and ours.keys() == theirs.keys() and ours != theirs:
+            raise _report("gpt", OTHER_DEFAULTS, gpt_class)
         if _tied(model) != _tied(source):  # equal logits could hide it: a tie is not a value
-            mistake = NOT_TIED if config.get("tie_weights") else TIED_ALWAYS
-            raise CheckError("gpt", mistake.message, mistake.name)
-        with torch.no_grad():
-            return tuple(model.eval()(idx, targets))
+            raise _report("gpt", NOT_TIED if config.get("tie_weights") else TIED_ALWAYS, gpt_class)
+        if set(config) != {"vocab_size"}:
+            return run_like_gptlib("gpt", gpt_class, model, source, idx, targets)
+        try:
+            return run_like_gptlib("gpt", gpt_class, model, source, idx, targets)
+        except CheckError:
+            raise
+        except Exception as exc:
+            raise CheckError(
+                "gpt",
+                f"built as section 8 builds it, GPT({config['vocab_size']}) with the chapter's "
+                f"sizes, your model fails on a window of all {idx.shape[1]} positions it knows "
+                f"(the chapter's script reads 64, and nothing stops a longer window): "
+                f"{type(exc).__name__}: {exc}",
+            ) from None
 
     return run
+
+
+def _shapes(module: nn.Module) -> dict[str, tuple[int, ...]]:
+    return {name: tuple(p.shape) for name, p in module.named_parameters()}
 
 
 def _loss_is_a_number(out: tuple, config: dict, source, idx, targets) -> str | None:
@@ -501,54 +754,67 @@ def _loss_is_a_number(out: tuple, config: dict, source, idx, targets) -> str | N
     return None
 
 
+def _gpt_mistake(mistake: tuple[str, ...], implementation: type) -> Mistake:
+    return Mistake(*mistake[:2], implementation, fix=mistake[2])
+
+
 register(
     Exercise(
         name="gpt",
         notebook="07_build_the_gpt",
         reference=GPT,
-        make_inputs=_gpt_inputs,
-        adapt=_run_gpt,
+        make_inputs=_own_random_stream(_gpt_inputs),
+        adapt=_forked_adapt(_run_gpt),
         properties=(Property("the loss is one number", _loss_is_a_number),),
         returns=("logits", "loss"),
         mistakes=(
             Mistake(
                 "no-final-layernorm",
-                "the logits come straight from the last block: a Pre-LN stack needs one more "
-                "LayerNorm before the unembedding, logits = self.lm_head(self.ln_f(x)).",
+                "the logits come straight from the last block. A Pre-LN stack never normalises "
+                "the residual stream itself, so it needs one more LayerNorm, the final one, "
+                "between the last block and the unembedding.",
                 _NoFinalNormGPT,
+                fix="logits = self.lm_head(self.ln_f(x))",
             ),
             Mistake(
                 "positions-not-added",
                 "the position vectors are never added, so the model cannot tell where a token "
-                "stands: x = self.tok_emb(idx) + self.pos_emb(torch.arange(T)).",
+                "stands: each token's vector must be its row of the token table plus the row "
+                "of the position table for where it stands.",
                 _NoPositionsGPT,
+                fix="x = self.tok_emb(idx) + self.pos_emb(torch.arange(T, device=idx.device))",
             ),
             Mistake(
                 "positions-added-after-the-blocks",
                 "you add the position vectors after the blocks, where attention can no longer "
-                "use them. Add them to the token vectors before the first block.",
+                "use them. They belong with the token vectors, before the first block.",
                 _PositionsAfterBlocksGPT,
+                fix="x = self.tok_emb(idx) + self.pos_emb(torch.arange(T, device=idx.device)), "
+                "then the blocks",
             ),
             Mistake(
                 "loss-against-the-inputs",
-                "the loss compares the logits with idx, the tokens the model reads. They must "
-                "be compared with targets, the next tokens: "
-                "F.cross_entropy(logits.flatten(0, 1), targets.flatten()).",
+                "the loss compares the logits with the tokens the model reads. Each position "
+                "must be scored against the token that follows it, which is what targets holds.",
                 _LossAgainstInputsGPT,
+                fix="F.cross_entropy(logits.flatten(0, 1), targets.flatten())",
             ),
             Mistake(
                 "targets-shifted-twice",
-                "the targets arrive already shifted by one (targets[:, t] is the token after "
-                "idx[:, t]); shifting them again inside forward scores each position against "
-                "the token two ahead. Use all B·T logits against all B·T targets.",
+                "the targets arrive already shifted by one (the target at position t is the "
+                "token after position t); shifting them again inside forward scores each "
+                "position against the token two ahead. Score all B·T logits against all B·T "
+                "targets as they come.",
                 _ShiftedTwiceGPT,
+                fix="F.cross_entropy(logits.flatten(0, 1), targets.flatten())",
             ),
             Mistake(
                 "loss-on-probabilities",
-                "the loss was computed from probabilities: F.cross_entropy takes logits and "
-                "applies the log-softmax itself, so a softmax before it squeezes every input "
-                "into [0, 1] and the loss can barely move. Hand it the logits.",
+                "the loss was computed from probabilities. Cross-entropy in PyTorch takes "
+                "logits and applies the log-softmax itself, so a softmax before it squeezes "
+                "every input into [0, 1] and the loss can barely move. Hand it the logits.",
                 _LossOnProbabilitiesGPT,
+                fix="F.cross_entropy(logits.flatten(0, 1), targets.flatten()), with no softmax",
             ),
             Mistake(
                 "loss-summed",
@@ -556,12 +822,17 @@ register(
                 "the batch and the window, and so does every gradient. The chapter's loss (and "
                 "the number the notebooks compare with ln V) is the mean.",
                 _SummedLossGPT,
+                fix="F.cross_entropy's default reduction, the mean",
             ),
-            NOT_TIED,
-            TIED_ALWAYS,
-            ONE_BLOCK_SHARED,
-            *(Mistake(m.name, m.message, _with_block(m.implementation)) for m in BLOCK_MISTAKES),
-        ),
+            _gpt_mistake(NOT_TIED, _NeverTiedGPT),
+            _gpt_mistake(TIED_ALWAYS, _AlwaysTiedGPT),
+            _gpt_mistake(ONE_BLOCK_SHARED, _SharedBlockGPT),
+            _gpt_mistake(OTHER_DEFAULTS, _OtherDefaultsGPT),
+            *(
+                Mistake(m.name, m.message, _with_block(m.implementation), fix=m.fix)
+                for m in BLOCK_MISTAKES
+            ),
+        ),  # fmt: skip
         atol=1e-4,
         rtol=1e-4,
         hints=(
@@ -574,6 +845,7 @@ register(
         ),
     )
 )
+
 
 # --- generate: crop to the last max_len tokens, temperature, top-k ---------------------------
 
@@ -655,67 +927,77 @@ register(
         name="generate",
         notebook="07_build_the_gpt",
         reference=_generate,
-        make_inputs=_generate_inputs,
+        make_inputs=_own_random_stream(_generate_inputs),
         properties=(Property("starts with the prompt", _keeps_the_prompt),),
         mistakes=(
             Mistake(
                 "no-crop",
-                "the model was given the whole sequence: once it grows past max_len tokens "
-                "the model has no position vector for the extra ones and fails. Feed it only "
-                "the last max_len tokens, idx[:, -max_len:].",
+                "the model was given the whole sequence: once it grows past max_len tokens the "
+                "model has no position vector for the extra ones and fails. It can only ever "
+                "read the most recent max_len tokens.",
                 functools.partial(_generate, window="all"),
+                fix="logits, _ = model(idx[:, -max_len:])",
             ),
             Mistake(
                 "cropped-to-the-first-tokens",
-                "you kept the first max_len tokens, idx[:, :max_len]: once the text is longer, "
-                "the model keeps reading the same old window and never sees what it just "
-                "wrote. Keep the last ones, idx[:, -max_len:].",
+                "you kept the oldest max_len tokens: once the text is longer, the model keeps "
+                "reading the same old window and never sees what it just wrote. Keep the most "
+                "recent ones.",
                 functools.partial(_generate, window="first"),
+                fix="logits, _ = model(idx[:, -max_len:])",
             ),
             Mistake(
                 "first-position-logits",
-                "the next token comes from the logits at position 0, which predict the second "
-                "token of the window. The prediction for the next token is at the last "
-                "position: logits[:, -1].",
+                "the next token comes from the logits at the first position, which predict the "
+                "second token of the window. The prediction for the token after the text sits "
+                "at the last position.",
                 functools.partial(_generate, position=0),
+                fix="logits = logits[:, -1] / temperature",
             ),
             Mistake(
                 "temperature-after-softmax",
-                "the temperature had no effect: dividing the probabilities by T only rescales "
-                "them, and torch.multinomial draws the same way from any rescaling. Divide the "
-                "logits by T, then take the softmax.",
+                "the temperature had no effect: dividing the probabilities by it only rescales "
+                "them, and drawing from a rescaled distribution draws the same way. The "
+                "temperature divides the logits, before the softmax.",
                 functools.partial(_generate, temperature_on="probabilities"),
+                fix="logits = logits[:, -1] / temperature, then probs = torch.softmax(logits, "
+                "dim=-1)",
             ),
             Mistake(
                 "temperature-multiplied",
                 "the logits were multiplied by the temperature: that sharpens the distribution "
-                "for T > 1 and flattens it for T < 1, the opposite of what T means. Divide.",
+                "above 1 and flattens it below 1, the opposite of what a temperature means.",
                 functools.partial(_generate, temperature_on="logits, multiplied"),
+                fix="logits = logits[:, -1] / temperature",
             ),
             Mistake(
                 "always-arg-max",
                 "you always took the most likely token, so temperature, top-k and the "
-                "generator change nothing. Draw from the distribution: "
-                "torch.multinomial(probs, 1, generator=generator).",
+                "generator change nothing. Generation draws from the distribution, with the "
+                "generator you are given.",
                 functools.partial(_generate, temperature_on="none: arg-max"),
+                fix="next_id = torch.multinomial(probs, 1, generator=generator)",
             ),
             Mistake(
                 "top-k-keeps-k-plus-one",
-                "one token too many survives the top-k cut: keep the logits that are at least "
-                "the k-th largest, torch.topk(logits, k).values[:, -1:], and no more.",
+                "one token too many survives the top-k cut: keep exactly the logits at least "
+                "as large as the k-th largest of the row.",
                 functools.partial(_generate, top_k_rule="k + 1"),
+                fix="kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]",
             ),
             Mistake(
                 "top-k-keeps-the-smallest",
                 "you kept the k smallest logits, the least likely tokens. Top-k keeps the k "
-                "largest: torch.topk(logits, k) with its default largest=True.",
+                "largest.",
                 functools.partial(_generate, top_k_rule="smallest"),
+                fix="torch.topk(logits, top_k, dim=-1) with its default largest=True",
             ),
             Mistake(
                 "top-k-masked-with-zero",
-                "the dropped logits were set to 0, not −∞, so those tokens keep a probability "
-                "of e⁰ / Σ. Fill them with float('-inf').",
+                "the dropped logits were set to 0, not minus infinity, so those tokens keep a "
+                "probability of e⁰ divided by the sum: they can still be drawn.",
                 functools.partial(_generate, top_k_rule="zero"),
+                fix='logits.masked_fill(logits < kth, float("-inf"))',
             ),
         ),
         hints=(
@@ -761,12 +1043,30 @@ def _attend_with_cache(
     return y, (new if keep == "newest" else (k, v))
 
 
+class _Projections(nn.Module):
+    """An attention layer's two linear maps and nothing else: what `attend_with_cache` may use.
+    In the notebook it runs on the student's own layers, whose other attributes may be named
+    otherwise than gptlib's."""
+
+    def __init__(self, layer: nn.Module) -> None:
+        super().__init__()
+        self.qkv, self.proj = layer.qkv, layer.proj
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise CheckError(
+            "kv-cache",
+            "your function runs the whole attention layer, which recomputes every position it "
+            "is given. A cached step computes the newest position's query, key and value with "
+            "the layer's qkv, attends over the cache, and applies proj.",
+        )
+
+
 def _kv_cache_inputs(g: torch.Generator) -> list[tuple]:
-    """(a gptlib attention layer with lively weights, x [B, T, d], n_heads): the check feeds
-    x one position at a time."""
+    """(the qkv and proj maps of a gptlib attention layer with lively weights, x [B, T, d],
+    n_heads): the check feeds x one position at a time."""
     cases = []
     for B, T, d, h in ((2, 6, 16, 4), (1, 9, 12, 3)):
-        attn = _lively(LibraryAttention(d, h), g)
+        attn = _Projections(_lively(LibraryAttention(d, h), g))
         cases.append((attn, torch.randn(B, T, d, generator=g), h))
     return cases
 
@@ -779,7 +1079,15 @@ def _run_step_by_step(attend: Any) -> Callable[..., tuple]:
         cache, outputs = None, []
         with torch.no_grad():
             for t in range(x.shape[1]):
-                returned = attend(attn, x[:, t : t + 1], cache, n_heads)
+                try:
+                    returned = attend(attn, x[:, t : t + 1], cache, n_heads)
+                except AttributeError as exc:
+                    raise CheckError(
+                        "kv-cache",
+                        f"your function read an attribute the layer it is given need not have "
+                        f"({exc}). Use only the layer's qkv and proj, and the n_heads argument: "
+                        "in the notebook it runs on your own attention layers.",
+                    ) from None
                 if not (isinstance(returned, tuple) and len(returned) == 2):
                     raise CheckError(
                         "kv-cache",
@@ -804,23 +1112,27 @@ register(
         name="kv-cache",
         notebook="07_build_the_gpt",
         reference=_attend_with_cache,
-        make_inputs=_kv_cache_inputs,
-        adapt=_run_step_by_step,
+        make_inputs=_own_random_stream(_kv_cache_inputs),
+        adapt=_forked_adapt(_run_step_by_step),
         returns=("outputs", "keys", "values"),
         mistakes=(
             Mistake(
                 "cache-keeps-only-the-newest",
-                "the cache you pass on holds only the newest position's key and value, so "
-                "each step reads itself and the one before it, not the whole past. Return the "
-                "old keys and values with the new ones appended along the positions' axis.",
+                "the cache you pass on holds only the newest position's key and value, so each "
+                "step reads itself and the one before it, not the whole past. The cache must "
+                "grow: the old keys and values with the new ones appended along the positions' "
+                "axis.",
                 functools.partial(_attend_with_cache, keep="newest"),
+                fix="return y, (k, v) with k = torch.cat([cache[0], k], dim=2) (and v alike)",
             ),
             Mistake(
                 "new-position-not-read",
                 "the new position attends to the cached keys but not to its own: it must read "
                 "itself too, as every position does under the causal mask. Append its key and "
-                "value first, then attend.",
+                "value to the cache first, then attend.",
                 functools.partial(_attend_with_cache, reads="cache only"),
+                fix="k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2) "
+                "before the scores",
             ),
             Mistake(
                 "square-mask-on-one-query",
@@ -828,6 +1140,7 @@ register(
                 "t + 1 keys, cutting above the diagonal leaves the query only the first key. The "
                 "newest position comes after every cached one, so it may read all of them.",
                 functools.partial(_attend_with_cache, reads="square mask"),
+                fix="no mask: scores = q @ k.transpose(-2, -1) / math.sqrt(d_h), then softmax",
             ),
         ),
         atol=1e-5,

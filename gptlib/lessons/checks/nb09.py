@@ -59,39 +59,46 @@ register(
         mistakes=(
             Mistake(
                 "kv-heads-ignored",
-                "your count gives W_K and W_V d × d each, as if every query head had its own key "
-                "and value head. With grouped-query attention there are only n_kv_heads of them, "
-                "each d_h = d / n_heads wide: W_K and W_V are d × (n_kv_heads · d_h).",
+                "your count gives the key and the value matrix d × d weights each, as if every "
+                "query head had a key and value head of its own. With grouped-query attention "
+                "there are only n_kv_heads of them, each as wide as a query head.",
                 _counted(kv_width=lambda d, h, kv: d),
+                fix="W_K and W_V are d × (n_kv_heads · d_model // n_heads) each",
             ),
             Mistake(
                 "kv-width-without-head-size",
-                "W_K and W_V have n_kv_heads heads of d_h = d / n_heads features each: their "
-                "width is n_kv_heads · d / n_heads, not n_kv_heads · d.",
+                "the key and value matrices hold n_kv_heads heads of d / n_heads features each: "
+                "their width is the number of key/value heads times the head size, not times "
+                "the model's width.",
                 _counted(kv_width=lambda d, h, kv: kv * d),
+                fix="kv_width = n_kv_heads * (d_model // n_heads)",
             ),
             Mistake(
                 "swiglu-with-two-matrices",
                 "SwiGLU has three d × d_ff matrices, not two: a gate and an up projection side "
                 "by side (their product is the hidden vector), then the down projection.",
                 _counted(ffn_matrices=2),
+                fix="ffn = 3 * d_model * d_ff",
             ),
             Mistake(
                 "biases-counted",
                 "Llama's linear layers have no biases: count the weight matrices only.",
                 _counted(biases=True),
+                fix="leave out every bias term: attention = 2·d·d + 2·d·kv_width",
             ),
             Mistake(
                 "norms-as-layernorm",
-                "an RMSNorm holds a scale γ of width d and no shift β: the block's two norms "
-                "hold 2d parameters, not 4d.",
+                "an RMSNorm holds a scale of width d and no shift: the block's two norms hold "
+                "2d parameters, not 4d.",
                 _counted(norms=4),
+                fix="norms = 2 * d_model",
             ),
             Mistake(
                 "norms-left-out",
-                "the two RMSNorms are missing: each holds a scale of width d (2d in all). They "
-                "are a rounding error at this size, but they are parameters.",
+                "the two RMSNorms are missing: each holds a scale of width d. They are a "
+                "rounding error at this size, but they are parameters.",
                 _counted(norms=0),
+                fix="norms = 2 * d_model",
             ),
         ),
         atol=0.5,
@@ -132,31 +139,36 @@ register(
         mistakes=(
             Mistake(
                 "forward only",
-                "2·N·D counts the forward pass only; training also runs the backward pass (4N a "
-                "token): use 6·N·D FLOPs.",
+                "2·N·D counts the forward pass only. Training also runs the backward pass, "
+                "about twice the forward's work: six FLOPs per parameter and token in all.",
                 lambda n, d, peak, mfu: 2 * n * d / (peak * mfu) / 3600,
+                fix="flops = 6 * n_params * n_tokens",
             ),
             Mistake(
                 "at peak",
-                "you divided by the peak alone: a real run sustains only the fraction mfu of "
-                "it, so divide by peak_flops × mfu.",
+                "you divided by the peak alone: a real run sustains only the fraction mfu of it.",
                 lambda n, d, peak, mfu: 6 * n * d / peak / 3600,
+                fix="seconds = flops / (peak_flops * mfu)",
             ),
             Mistake(
                 "times mfu",
-                "mfu scales the speed, not the work: the achieved rate is peak_flops × mfu "
-                "FLOP/s, so divide by it (a lower mfu means more hours, not fewer).",
+                "mfu scales the speed, not the work: the achieved rate is the peak times mfu, "
+                "so a lower mfu means more hours, not fewer.",
                 lambda n, d, peak, mfu: 6 * n * d / peak * mfu / 3600,
+                fix="seconds = flops / (peak_flops * mfu)",
             ),
             Mistake(
                 "seconds",
-                "that is GPU-seconds (FLOPs ÷ FLOP/s); divide by 3600 for hours.",
+                "that is GPU-seconds (FLOPs divided by FLOP/s); an hour holds 3,600 of them.",
                 lambda n, d, peak, mfu: 6 * n * d / (peak * mfu),
+                fix="return seconds / 3600",
             ),
             Mistake(
                 "days",
-                "that is GPU-days; an hour is 3600 seconds (divide by 3600, not 86,400).",
+                "that is GPU-days: you divided by the seconds of a day, where the question asks "
+                "for hours.",
                 lambda n, d, peak, mfu: 6 * n * d / (peak * mfu) / 86_400,
+                fix="return seconds / 3600",
             ),
         ),
         atol=0.0,

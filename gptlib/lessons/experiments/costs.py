@@ -302,11 +302,6 @@ def forward_flops_per_token(n_params: int) -> int:
     return 2 * n_params
 
 
-def backward_flops_per_token(n_params: int) -> int:
-    """4N: gradients for the activations and for the weights, each about a forward pass."""
-    return 4 * n_params
-
-
 def training_flops_per_token(n_params: int) -> int:
     """6N = 2N forward + 4N backward."""
     return 6 * n_params

@@ -7,13 +7,19 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gptlib import GPT as gptlib_GPT
+from gptlib import GPTConfig
 from gptlib import blocks as gptlib_blocks
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
+from gptlib.lessons.checks.nb04 import ATTENTION_MODULE_MISTAKES
+from gptlib.lessons.checks.nb05 import MLP_MISTAKES
 
 # --- 07_build_the_gpt: the capstone's Block and GPT, and generate ----------------------------
 # Right answers written other ways must pass: sdpa or an explicit softmax, a tril or a triu
-# mask, a stored mask buffer, hand-written LayerNorms, the chapter's name `head`, tying from
-# either side, einsum, other crops and top-k cuts.
+# mask, a mask kept out of the state dict, hand-written LayerNorms, tying from either side,
+# einsum, other crops and top-k cuts. What later cells do with an answer (section 8's strict
+# load, section 10's backward pass) the checks do first: a mask in the state dict, an in-place
+# residual update and a forward cut off from the gradient are named.
 
 
 class SdpaAttention(nn.Module):
@@ -31,14 +37,16 @@ class SdpaAttention(nn.Module):
 
 
 class TrilAttention(nn.Module):
-    """Explicit softmax with a stored lower-triangular mask (True = allowed) and einsum."""
+    """Explicit softmax with a lower-triangular mask (True = allowed) kept out of the state
+    dict, and einsum."""
 
     def __init__(self, d_model, n_heads):
         super().__init__()
         self.h = n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.proj = nn.Linear(d_model, d_model)
-        self.register_buffer("allowed", torch.tril(torch.ones(32, 32, dtype=torch.bool)))
+        mask = torch.tril(torch.ones(256, 256, dtype=torch.bool))
+        self.register_buffer("allowed", mask, persistent=False)
 
     def forward(self, x):
         B, T, d = x.shape
@@ -96,8 +104,8 @@ BLOCKS = {"sdpa, nn.LayerNorm": SdpaBlock, "tril buffer, einsum, hand LayerNorm"
           "gptlib's Block": gptlib_blocks.Block}  # fmt: skip
 
 
-# (TrilAttention's mask stops at 32 positions; 04's inputs include 40 on purpose.)
-ATTENTIONS = {"sdpa": SdpaAttention, "gptlib's": gptlib_blocks.CausalSelfAttention}
+ATTENTIONS = {"sdpa": SdpaAttention, "gptlib's": gptlib_blocks.CausalSelfAttention,
+              "tril, einsum": TrilAttention}  # fmt: skip
 
 
 @pytest.mark.parametrize("attention", ATTENTIONS.values(), ids=ATTENTIONS)
@@ -115,25 +123,25 @@ def test_other_right_blocks_pass(block):
     assert verify("gpt-block", block) == 2
 
 
-class ChapterNamesGPT(nn.Module):
-    """The chapter's own names (`head`), positions sliced from the table, an nn.Sequential of
-    blocks, the loss in [B, V, T] form, tying from the unembedding's side."""
+class ChapterStyleGPT(nn.Module):
+    """Positions sliced from the table, an nn.Sequential of blocks, the loss in [B, V, T] form,
+    tying from the unembedding's side."""
 
     def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256,
                  tie_weights=False):  # fmt: skip
         super().__init__()
         self.max_len = max_len
-        self.head = nn.Linear(d_model, vocab_size, bias=False)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         self.tok_emb = nn.Embedding(vocab_size, d_model)
         if tie_weights:
-            self.tok_emb.weight = self.head.weight
+            self.tok_emb.weight = self.lm_head.weight
         self.pos_emb = nn.Embedding(max_len, d_model)
         self.blocks = nn.Sequential(*(TrilBlock(d_model, n_heads) for _ in range(n_layers)))
         self.ln_f = HandLayerNorm(d_model)
 
     def forward(self, idx, targets=None):
         x = self.blocks(self.tok_emb(idx) + self.pos_emb.weight[: idx.shape[1]])
-        logits = self.head(self.ln_f(x))
+        logits = self.lm_head(self.ln_f(x))
         if targets is None:
             return logits, None
         return logits, F.cross_entropy(logits.transpose(1, 2), targets)
@@ -165,9 +173,9 @@ class LibraryPiecesGPT(nn.Module):
         return logits, loss
 
 
-@pytest.mark.parametrize("gpt", [ChapterNamesGPT, LibraryPiecesGPT], ids=["chapter", "library"])
+@pytest.mark.parametrize("gpt", [ChapterStyleGPT, LibraryPiecesGPT], ids=["chapter", "library"])
 def test_other_right_models_pass(gpt):
-    assert verify("gpt", gpt) == 3
+    assert verify("gpt", gpt) == 4
 
 
 def test_a_model_named_otherwise_is_told_the_expected_names():
@@ -220,10 +228,10 @@ class TanhMLP(ModuleMLP):
         self.act = nn.GELU(approximate="tanh")
 
 
-def _gpt_from(attention=TrilAttention, mlp=ModuleMLP, shared=False):
+def _gpt_from(attention=TrilAttention, mlp=ModuleMLP, shared=False, block=TrilBlock):
     """A student's whole GPT in the chapter's style, with one piece swapped."""
 
-    class StudentBlock(TrilBlock):
+    class StudentBlock(block):
         def __init__(self, d_model, n_heads):
             super().__init__(d_model, n_heads)
             self.attn, self.mlp = attention(d_model, n_heads), mlp(d_model)
@@ -241,7 +249,7 @@ def _gpt_from(attention=TrilAttention, mlp=ModuleMLP, shared=False):
 
 
 def test_a_whole_model_in_the_chapters_style_passes():
-    assert verify("gpt", _gpt_from()) == 3
+    assert verify("gpt", _gpt_from()) == 4
 
 
 def test_one_block_repeated_is_named_as_shared_layers_not_as_tied_embeddings():
@@ -255,15 +263,14 @@ def test_the_reshape_pitfall_inside_the_students_attention_is_named_from_the_who
     with pytest.raises(CheckError) as info:
         verify("gpt", _gpt_from(attention=ScrambledHeadsAttention))
     assert info.value.mistake == "reshape-without-transpose"
-    assert "in your attention" in str(info.value) and "chapter's" in str(info.value)
+    assert str(info.value).startswith("gpt: in your attention, ")
 
 
 def test_gpt2s_tanh_gelu_is_recognised_and_explained_from_the_whole_model():
     with pytest.raises(CheckError) as info:
         verify("gpt", _gpt_from(mlp=TanhMLP))
     assert info.value.mistake == "gelu-tanh"
-    message = str(info.value)
-    assert "in your MLP" in message and "GPT-2" in message and "4.7e-4" in message
+    assert str(info.value).startswith("gpt: in your MLP, ")
 
 
 def test_the_tanh_gelu_gap_the_message_quotes():
@@ -302,8 +309,10 @@ def test_the_cached_steps_give_what_the_full_layer_computes():
     exercise = REGISTRY["kv-cache"]
     for attn, x, n_heads in exercise.inputs():
         outputs, keys, values = exercise.as_function(exercise.reference)(attn, x, n_heads)
+        layer = gptlib_blocks.CausalSelfAttention(x.shape[2], n_heads)
+        layer.load_state_dict(attn.state_dict())
         with torch.no_grad():
-            torch.testing.assert_close(outputs, attn(x), atol=1e-5, rtol=1e-5)
+            torch.testing.assert_close(outputs, layer(x), atol=1e-5, rtol=1e-5)
         assert (
             keys.shape == values.shape == (x.shape[0], n_heads, x.shape[1], x.shape[2] // n_heads)
         )
@@ -311,6 +320,8 @@ def test_the_cached_steps_give_what_the_full_layer_computes():
 
 def test_a_cache_answer_that_returns_no_pair_is_told_the_contract():
     with pytest.raises(CheckError, match=r"\(y, \(keys, values\)\)"):
+        verify("kv-cache", lambda attn, x, cache, n_heads: attn.proj(x))
+    with pytest.raises(CheckError, match="runs the whole attention layer"):
         verify("kv-cache", lambda attn, x, cache, n_heads: attn(x))
 
 
@@ -373,6 +384,177 @@ def test_without_the_crop_the_check_names_the_mistake_from_the_models_error():
             idx = torch.cat([idx, torch.multinomial(probs, 1, generator=generator)], dim=1)
         return idx
 
-    with pytest.raises(CheckError, match="Feed it only the last max_len tokens") as info:
+    with pytest.raises(CheckError, match="only ever read the most recent max_len tokens") as info:
         verify("generate", uncropped)
     assert info.value.mistake == "no-crop"
+
+
+# --- no late surprises: what sections 8 and 10 do with the answers, the checks do first ---------
+
+
+class PersistentMaskAttention(TrilAttention):
+    """Right values, but the mask kept in the state dict: section 8's strict load refuses it."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__(d_model, n_heads)
+        self.register_buffer("allowed", torch.tril(torch.ones(256, 256, dtype=torch.bool)))
+
+
+class InPlaceBlock(TrilBlock):
+    """Right values, but the residual sum made in place: section 10's backward pass fails."""
+
+    def forward(self, x):
+        h = x + self.attn(self.ln1(x))
+        h += self.mlp(self.ln2(h))
+        return h
+
+
+class NoGradAttention(TrilAttention):
+    """Right values from a forward pass run without gradient tracking."""
+
+    def forward(self, x):
+        with torch.no_grad():
+            return super().forward(x)
+
+
+def test_a_mask_in_the_state_dict_is_named_by_every_check_that_meets_it():
+    with pytest.raises(CheckError) as info:
+        verify("gpt-attention", PersistentMaskAttention)
+    assert info.value.mistake == "buffer-in-the-state-dict"
+    with pytest.raises(CheckError) as info:
+        verify("gpt", _gpt_from(attention=PersistentMaskAttention))
+    assert info.value.mistake == "buffer-in-the-state-dict"
+    assert "strict load" in str(info.value) and "persistent=False" not in str(info.value)
+    with pytest.raises(CheckError) as again:  # the second time, the line that fixes it
+        verify("gpt", _gpt_from(attention=PersistentMaskAttention))
+    assert again.value.detail.endswith("persistent=False), or build the mask inside forward")
+
+
+def test_without_the_check_that_mask_would_fail_section_8s_strict_load():
+    student = _gpt_from(attention=PersistentMaskAttention)(11, d_model=16, n_layers=1)
+    library = gptlib_GPT(GPTConfig(vocab_size=11, d_model=16, n_layers=1))
+    with pytest.raises(RuntimeError, match=r"Missing key\(s\) in state_dict: \"blocks.0.attn"):
+        student.load_state_dict(library.state_dict(), strict=True)
+
+
+def test_an_in_place_residual_is_named_though_its_values_are_right():
+    for name, answer in (("gpt-block", InPlaceBlock), ("gpt", _gpt_from(block=InPlaceBlock))):
+        with pytest.raises(CheckError) as info:
+            verify(name, answer)
+        assert info.value.mistake == "in-place-on-a-saved-tensor", name
+
+
+def test_without_the_check_the_in_place_residual_would_fail_section_10s_backward_pass():
+    model = _gpt_from(block=InPlaceBlock)(11, d_model=16, n_layers=2)
+    idx = torch.randint(11, (2, 5))
+    _, loss = model(idx, idx)
+    with pytest.raises(RuntimeError, match="inplace operation"):
+        loss.backward()
+
+
+def test_a_forward_pass_cut_off_from_the_gradient_is_named():
+    for name, answer in (
+        ("gpt-attention", NoGradAttention),
+        ("gpt", _gpt_from(attention=NoGradAttention)),
+    ):
+        with pytest.raises(CheckError) as info:
+            verify(name, answer)
+        assert info.value.mistake == "gradient-cut", name
+
+
+def test_the_chapters_name_for_the_unembedding_is_told_the_course_name():
+    class HeadNamed(ChapterStyleGPT):
+        def __init__(self, vocab_size, **kwargs):
+            super().__init__(vocab_size, **kwargs)
+            self.head = self.lm_head
+            del self.lm_head
+
+        def forward(self, idx, targets=None):
+            self.lm_head = self.head
+            return super().forward(idx, targets)
+
+    with pytest.raises(CheckError, match="your module has no lm_head.weight; gptlib's has no "
+                       r"weight for your head.weight\."):  # fmt: skip
+        verify("gpt", HeadNamed)
+
+
+def test_default_sizes_other_than_the_chapters_are_named():
+    class SmallDefaults(LibraryPiecesGPT):
+        def __init__(self, vocab_size, d_model=64, n_heads=4, n_layers=4, max_len=256,
+                     tie_weights=False):  # fmt: skip
+            super().__init__(vocab_size, d_model, n_heads, n_layers, max_len, tie_weights)
+
+    with pytest.raises(CheckError) as info:
+        verify("gpt", SmallDefaults)
+    assert info.value.mistake == "other-default-sizes"
+
+
+@pytest.mark.parametrize(
+    "gpt", [ChapterStyleGPT, LibraryPiecesGPT, _gpt_from()], ids=["chapter", "library", "student"]
+)
+def test_an_answer_that_passes_survives_sections_8_and_10(gpt):
+    """Section 8 loads gptlib's weights into the model of the chapter's sizes and back, both
+    strictly; section 10 trains a model of 64 positions."""
+    assert verify("gpt", gpt) == 4
+    V = 41
+    yours, theirs = gpt(V), gptlib_GPT(GPTConfig(vocab_size=V))
+    yours.load_state_dict(theirs.state_dict(), strict=True)
+    theirs.load_state_dict(yours.state_dict(), strict=True)
+    model = gpt(V, max_len=64)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    idx = torch.randint(V, (2, 64), generator=torch.Generator().manual_seed(0))
+    _, loss = model(idx, idx)
+    loss.backward()
+    optimizer.step()
+
+
+def test_a_cache_that_reads_other_attributes_of_the_layer_is_told_what_it_may_use():
+    def attend_with_heads_from_the_layer(attn, x, cache, n_heads):
+        return _attend_by_einsum(attn, x, cache, attn.n_heads)
+
+    with pytest.raises(CheckError, match=r"Use only the layer's qkv and proj, and the n_heads"):
+        verify("kv-cache", attend_with_heads_from_the_layer)
+
+
+NB07_EXERCISES = ("gpt-attention", "gpt-block", "gpt", "generate", "kv-cache")
+NB07_MISTAKES = [
+    (name, m)
+    for name in NB07_EXERCISES
+    for m in REGISTRY[name].mistakes
+    if m.name not in {o.name for o in ATTENTION_MODULE_MISTAKES + MLP_MISTAKES}
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "mistake"), NB07_MISTAKES, ids=[f"{n}-{m.name}" for n, m in NB07_MISTAKES]
+)
+def test_07s_mistakes_teach_in_words_first_and_keep_the_line_that_fixes_it(name, mistake):
+    """Messages name the misconception in words: no code (04's and 05's mistakes, reused here,
+    are theirs); the fix, shown from the second time, holds the code."""
+    for code in ("`", "torch.", "self.", "F.", "nn.", "[:", "dim=", "()"):
+        assert code not in mistake.message, f"{name}/{mistake.name}: {code!r} in the message"
+    assert mistake.fix, f"{name}/{mistake.name}: no fix"
+
+
+def test_a_mask_too_short_for_the_models_window_is_caught_by_the_capstone():
+    class ShortMaskAttention(TrilAttention):
+        def __init__(self, d_model, n_heads):
+            super().__init__(d_model, n_heads)
+            mask = torch.tril(torch.ones(50, 50, dtype=torch.bool))
+            self.register_buffer("allowed", mask, persistent=False)
+
+    assert verify("gpt-attention", ShortMaskAttention) == 3  # its longest input is 40
+    with pytest.raises(CheckError, match=r"fails on a window of all 256 positions it knows"):
+        verify("gpt", _gpt_from(attention=ShortMaskAttention))
+
+
+@pytest.mark.parametrize("name", NB07_EXERCISES + ("gpt-mlp",))
+def test_a_check_leaves_the_notebooks_random_stream_as_it_found_it(name):
+    right = {"gpt-attention": SdpaAttention, "gpt-mlp": ModuleMLP, "gpt-block": SdpaBlock,
+             "gpt": LibraryPiecesGPT, "generate": _generate_by_scatter,
+             "kv-cache": _attend_by_einsum}  # fmt: skip
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    verify(name, right[name])
+    torch.testing.assert_close(torch.rand(3), expected, rtol=0, atol=0)

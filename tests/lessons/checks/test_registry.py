@@ -51,7 +51,7 @@ INDEPENDENT = {
     "generate": test_nb07._generate_by_scatter,
     "first-step-gradients": test_nb02.GRADIENTS["autograd.grad"],
     "get-batch": test_nb08.BATCHES["unfold"],
-    "gpt": test_nb07.ChapterNamesGPT,
+    "gpt": test_nb07.ChapterStyleGPT,
     "gpt-attention": test_nb04._BySdpa,
     "gpt-block": test_nb07.TrilBlock,
     "gpt-mlp": test_nb05.ByHand,

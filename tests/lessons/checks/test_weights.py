@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from gptlib import MLP
-from gptlib.lessons.checks.weights import load_weights
+from gptlib.lessons.checks.weights import load_weights, unexpected_buffers
 
 
 class StoredMask(nn.Module):
@@ -49,3 +49,24 @@ def test_the_expected_names_fold_the_blocks():
     source.blocks = nn.ModuleList(nn.Linear(2, 2, bias=False) for _ in range(3))
     with pytest.raises(ValueError, match=r"as gptlib does: blocks\.\{i\}\.weight \[2, 2\]$"):
         load_weights(nn.Module(), source.state_dict())
+
+
+def test_strictly_a_buffer_of_the_modules_own_is_a_misfit_as_for_load_state_dict():
+    source, student = MLP(4), StoredMask()
+    assert unexpected_buffers(student, source.state_dict()) == ["mask"]
+    with pytest.raises(ValueError, match=r"your state dict also holds mask, which is no weight"):
+        load_weights(student, source.state_dict(), strict=True)
+    with pytest.raises(RuntimeError, match=r"Missing key\(s\) in state_dict: \"mask\""):
+        student.load_state_dict(source.state_dict(), strict=True)  # what the check forestalls
+
+
+def test_a_buffer_kept_out_of_the_state_dict_is_no_misfit():
+    class KeptOut(StoredMask):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mask", torch.ones(3, 3), persistent=False)
+
+    source, student = MLP(4), KeptOut()
+    assert unexpected_buffers(student, source.state_dict()) == []
+    load_weights(student, source.state_dict(), strict=True)
+    assert torch.equal(student.down.weight, source.down.weight)
