@@ -21,7 +21,7 @@ from gptlib.lessons.experiments.attention_maps import attention_maps
 from gptlib.lessons.experiments.variants import Variant, build_gpt, positions_of
 from gptlib.model import GPT, GPTConfig
 
-IGNORE = -100  # F.cross_entropy's ignore_index: positions with no answer yet
+IGNORE = -1  # the target GPT leaves out of its loss (nanoGPT's convention): no answer yet
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ def train_heads(
 
     def get_batch() -> tuple[torch.Tensor, torch.Tensor]:
         batch = task.sample(batch_size, generator)
-        return batch.x, batch.y  # y is IGNORE, cross-entropy's ignore_index, where unanswered
+        return batch.x, batch.y  # y is IGNORE, left out of GPT's loss, where unanswered
 
     check = task.sample(batch_size, torch.Generator().manual_seed(seed + 1))
     fixed = {"train": [(check.x, check.y)], "val": [(check.x, check.y)]}
