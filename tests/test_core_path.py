@@ -16,7 +16,7 @@ The core path of every lesson 01-09 must come to at most 50 minutes by this esti
 45"), except notebook 07's, the capstone with six graded exercises, which says "about 75" and
 must come to at most 80; the optional sections hold no graded exercise, so that autograding
 asks only for the core.
-`python tests/test_core_path.py` prints the estimate of each notebook.
+`python -m tests.test_core_path` prints the estimate of each notebook.
 
 The core path also stands alone: each lesson 00-09, in both editions, runs from its first cell
 to its last with every optional section deleted (the slow tests at the end), the workbook with
