@@ -103,12 +103,6 @@ def without_guards(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-# The solved edition's prose names the guard under a cell ("the cell asserts more than 0.5");
-# the workbook has no guards, so it says whose assertion that is.
-GUARD_MENTION = re.compile(r"\bthe cell (?:below |above )?asserts\b")
-GUARD_MENTION_IN_WORKBOOK = "the course's tests assert"
-
-
 class DropSolvedOnly(NbGraderPreprocessor):
     """Leave out the cells of the solved edition only: guards and the course's committed
     answers (`is_solved_only`)."""
@@ -119,8 +113,7 @@ class DropSolvedOnly(NbGraderPreprocessor):
 
 
 class StudentText(NbGraderPreprocessor):
-    """What a student edition says of itself: no nbval tags (the tests' markers), and the
-    guards' assertions credited to the course's tests, since the student edition holds none."""
+    """No nbval tags in a student edition: they are the tests' markers, not the student's."""
 
     def preprocess_cell(self, cell, resources, index):
         kept = [t for t in cell.metadata.get("tags", []) if not t.startswith("nbval")]
@@ -128,8 +121,6 @@ class StudentText(NbGraderPreprocessor):
             cell.metadata["tags"] = kept
         else:
             cell.metadata.pop("tags", None)
-        if cell.cell_type == "markdown":
-            cell.source = GUARD_MENTION.sub(GUARD_MENTION_IN_WORKBOOK, cell.source)
         return cell, resources
 
 
