@@ -866,6 +866,20 @@ def _unsorted_running_total(logits, p):
     return logits.masked_fill(~keep, float("-inf")).softmax(-1)
 
 
+def _flags_in_sorted_order(logits, p):
+    probs = logits.softmax(-1)
+    sorted_probs, _ = probs.sort(-1, descending=True)
+    keep = sorted_probs.cumsum(-1) - sorted_probs < p  # positions of the sorted row
+    return logits.masked_fill(~keep, float("-inf")).softmax(-1)
+
+
+def _left_sorted(logits, p):
+    sorted_logits, _ = logits.sort(-1, descending=True)
+    sorted_probs = sorted_logits.softmax(-1)
+    keep = sorted_probs.cumsum(-1) - sorted_probs < p
+    return sorted_logits.masked_fill(~keep, float("-inf")).softmax(-1)
+
+
 def _least_likely(logits, p):
     keep = _kept_wrongly(logits, p, "ascending", crossing=True)
     return logits.masked_fill(~keep, float("-inf")).softmax(-1)
@@ -902,6 +916,25 @@ register(
                 _unsorted_running_total,
                 fix="probs.sort(dim=-1, descending=True), cumsum over the sorted row, then "
                 "scatter the kept flags back with the sort's indices.",
+            ),
+            Mistake(
+                "decision-not-mapped-back",
+                "you decided which tokens to keep in the sorted row, then applied that decision to "
+                "the row in the vocabulary's order: position k of the sorted row is the k-th most "
+                "likely token, not token k. Each decision belongs to the token the sort moved "
+                "there.",
+                _flags_in_sorted_order,
+                fix="keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted), with "
+                "order the indices the sort returned.",
+            ),
+            Mistake(
+                "left-in-sorted-order",
+                "your probabilities are right but in the sorted order: entry k is the k-th most "
+                "likely token's, where the sampler reads entry k as token k's. Put each one back "
+                "at its token's place in the vocabulary.",
+                _left_sorted,
+                fix="scatter the sorted result back: torch.zeros_like(probs).scatter(-1, order, "
+                "sorted_result), with order the indices the sort returned.",
             ),
             Mistake(
                 "least-likely-kept",

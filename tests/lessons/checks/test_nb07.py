@@ -9,7 +9,7 @@ from torch import nn
 
 from gptlib import GPT as gptlib_GPT
 from gptlib import GPTConfig
-from gptlib import blocks as gptlib_blocks
+from gptlib import model as gptlib_model
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
 from gptlib.lessons.checks.nb04 import ATTENTION_MODULE_MISTAKES
 from gptlib.lessons.checks.nb05 import MLP_MISTAKES
@@ -81,7 +81,7 @@ class SdpaBlock(nn.Module):
     def __init__(self, d_model, n_heads):
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.attn, self.mlp = SdpaAttention(d_model, n_heads), gptlib_blocks.MLP(d_model)
+        self.attn, self.mlp = SdpaAttention(d_model, n_heads), gptlib_model.MLP(d_model)
 
     def forward(self, x):
         x = x + self.attn(self.ln1(x))
@@ -101,10 +101,10 @@ class TrilBlock(nn.Module):
 
 
 BLOCKS = {"sdpa, nn.LayerNorm": SdpaBlock, "tril buffer, einsum, hand LayerNorm": TrilBlock,
-          "gptlib's Block": gptlib_blocks.Block}  # fmt: skip
+          "gptlib's Block": gptlib_model.Block}  # fmt: skip
 
 
-ATTENTIONS = {"sdpa": SdpaAttention, "gptlib's": gptlib_blocks.CausalSelfAttention,
+ATTENTIONS = {"sdpa": SdpaAttention, "gptlib's": gptlib_model.CausalSelfAttention,
               "tril, einsum": TrilAttention}  # fmt: skip
 
 
@@ -113,7 +113,7 @@ def test_the_attention_written_again_passes_in_other_styles(attention):
     assert verify("gpt-attention", attention) == 3
 
 
-@pytest.mark.parametrize("mlp", [ModuleMLP, gptlib_blocks.MLP], ids=["nn.GELU module", "gptlib"])
+@pytest.mark.parametrize("mlp", [ModuleMLP, gptlib_model.MLP], ids=["nn.GELU module", "gptlib"])
 def test_the_mlp_written_again_passes_in_other_styles(mlp):
     assert verify("gpt-mlp", mlp) == 2
 
@@ -155,7 +155,7 @@ class LibraryPiecesGPT(nn.Module):
         super().__init__()
         self.tok_emb = nn.Embedding(vocab_size, d_model)
         self.pos_emb = nn.Embedding(max_len, d_model)
-        self.blocks = nn.ModuleList(gptlib_blocks.Block(d_model, n_heads) for _ in range(n_layers))
+        self.blocks = nn.ModuleList(gptlib_model.Block(d_model, n_heads) for _ in range(n_layers))
         self.ln_f = nn.LayerNorm(d_model)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         if tie_weights:
@@ -309,7 +309,7 @@ def test_the_cached_steps_give_what_the_full_layer_computes():
     exercise = REGISTRY["kv-cache"]
     for attn, x, n_heads in exercise.inputs():
         outputs, keys, values = exercise.as_function(exercise.reference)(attn, x, n_heads)
-        layer = gptlib_blocks.CausalSelfAttention(x.shape[2], n_heads)
+        layer = gptlib_model.CausalSelfAttention(x.shape[2], n_heads)
         layer.load_state_dict(attn.state_dict())
         with torch.no_grad():
             torch.testing.assert_close(outputs, layer(x), atol=1e-5, rtol=1e-5)

@@ -391,3 +391,30 @@ def test_no_running_total_of_the_top_p_inputs_lies_near_p():
     for logits, p in REGISTRY["top-p-probabilities"].inputs():
         sorted_probs = logits.softmax(-1).sort(-1, descending=True).values
         assert (sorted_probs.cumsum(-1) - p).abs().min() > 1e-4
+
+
+def _top_p_without_the_way_back(logits, p):
+    probs = logits.softmax(dim=-1)
+    sorted_probs, _ = torch.sort(probs, dim=-1, descending=True)
+    keep = torch.cumsum(sorted_probs, dim=-1) - sorted_probs < p
+    return torch.where(keep, logits, torch.tensor(float("-inf"))).softmax(dim=-1)
+
+
+def _top_p_returned_sorted(logits, p):
+    probs, _ = logits.softmax(dim=-1).sort(dim=-1, descending=True)
+    keep = probs.cumsum(dim=-1) - probs < p
+    kept = probs * keep
+    return kept / kept.sum(dim=-1, keepdim=True)
+
+
+@pytest.mark.parametrize(
+    ("answer", "mistake"),
+    [
+        (_top_p_without_the_way_back, "decision-not-mapped-back"),
+        (_top_p_returned_sorted, "left-in-sorted-order"),
+    ],
+)
+def test_a_top_p_decision_left_in_sorted_order_is_named(answer, mistake):
+    with pytest.raises(CheckError) as raised:
+        verify("top-p-probabilities", answer)
+    assert raised.value.mistake == mistake
