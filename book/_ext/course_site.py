@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def installs_from(workbook: Path, repo: Repository) -> bool:
     """Whether the workbook's first code cell installs gptlib from `repo` (what Colab needs)."""
     cells = json.loads(workbook.read_text(encoding="utf-8"))["cells"]
     first = next(("".join(c["source"]) for c in cells if c["cell_type"] == "code"), "")
-    return f'"gptlib @ git+{repo.url}"' in first
+    return re.search(rf'"gptlib(\[[\w,]+\])? @ git\+{re.escape(repo.url)}"', first) is not None
 
 
 def _online_links(
