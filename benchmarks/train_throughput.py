@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection
 
 import torch
 import torch.distributed as dist
-from _chapter import ChapterGPT  # the script's folder
+from _chapter import chapter_gpt  # the script's folder
 from _common import interleaved_medians, machine_line
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -43,7 +43,7 @@ B, T, V = 12, 64, 65
 def chapter_step_fn(data: torch.Tensor, precision: str = "float32"):
     """The chapter's loop body; with "bfloat16", its forward pass under the same autocast
     gptlib's Trainer uses (a control: how much of gptlib's lead mixed precision alone gives)."""
-    model = ChapterGPT(V)
+    model = chapter_gpt(V)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     enabled = precision == "bfloat16"
 
@@ -52,7 +52,7 @@ def chapter_step_fn(data: torch.Tensor, precision: str = "float32"):
         x = torch.stack([data[i : i + T] for i in ix])
         y = torch.stack([data[i + 1 : i + T + 1] for i in ix])
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled):
-            loss = model(x, y)
+            loss = model(x, y)[1]
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -116,11 +116,11 @@ def data_parallel_step_fn(size: int) -> tuple[Callable[[], None], Callable[[], N
     return step, stop
 
 
-def flops_per_step(model: ChapterGPT, data: torch.Tensor) -> int:
+def flops_per_step(model: torch.nn.Module, data: torch.Tensor) -> int:
     """Matmul FLOPs of one forward + backward pass, counted by torch."""
     x, y = data[:T].repeat(B, 1), data[1 : T + 1].repeat(B, 1)
     with FlopCounterMode(display=False) as counter:
-        model(x, y).backward()
+        model(x, y)[1].backward()
     model.zero_grad()
     return counter.get_total_flops()
 

@@ -2,13 +2,12 @@
 
     idx [B, T] → tok_emb + pos_emb → L × Block → ln_f → lm_head → logits [B, T, V]
 
-1. positions by formula, the original Transformer's sinusoids (notebook 01);
-2. attention: the causal mask (03), softmax(q kᵀ / √d_k) v written out (02), the KV cache and
-   multi-head causal self-attention (04), which calls torch's fused kernel, or the written-out
-   softmax with `fused=False`;
+1. positions by formula (notebook 01);
+2. attention: the causal mask (03), the softmax written out (02), the KV cache, and multi-head
+   attention (04) through torch's fused kernel or, with `fused=False`, the written-out softmax;
 3. the MLP (05), LayerNorm written out and the Pre-LN block (06);
 4. the config and the GPT (07), with `generate`, temperature and top-k (08);
-5. the checks at the model's edges, whose ValueErrors say what was wrong and what to do.
+5. the checks at the edges, whose ValueErrors say what was wrong and what to do.
 
 Shapes: B batch, T positions (T_k keys), d model width, h heads, d_h = d / h, V vocabulary.
 Parameter names are the chapter's (with `lm_head` for its `head`): tok_emb, pos_emb,
@@ -32,9 +31,8 @@ def sinusoidal_positions(T: int, d: int, base: float = 10000.0) -> torch.Tensor:
     """The original Transformer's fixed position vectors, [T, d]. Column pair (2i, 2i+1) holds
     sin and cos of pos / base^(2i/d); an odd d ends on a sine. (The GPT learns its positions:
     `pos_emb`, an `nn.Embedding(max_len, d)`.)"""
-    pos = torch.arange(T, dtype=torch.float32)[:, None]  # [T, 1]
     inv_freq = torch.exp(-math.log(base) * torch.arange(0, d, 2, dtype=torch.float32) / d)
-    angles = pos * inv_freq  # [T, ⌈d/2⌉]
+    angles = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq  # [T, ⌈d/2⌉]
     out = torch.empty(T, d)
     out[:, 0::2] = torch.sin(angles)
     out[:, 1::2] = torch.cos(angles[:, : d // 2])
@@ -47,23 +45,18 @@ def sinusoidal_positions(T: int, d: int, base: float = 10000.0) -> torch.Tensor:
 def causal_mask(
     T_q: int, *, T_k: int | None = None, device: torch.device | None = None
 ) -> torch.Tensor:
-    """Boolean mask [T_q, T_k], True where query i may attend to key j (notebook 03). True means
-    allowed, as in `F.scaled_dot_product_attention` (the chapter marks the blocked scores). The
-    queries are the last T_q of T_k positions: the lower triangle when T_q == T_k, a band
-    shifted right after T_k − T_q cached positions."""
+    """Boolean mask [T_q, T_k], True where query i may attend to key j (notebook 03), as in
+    `F.scaled_dot_product_attention` (the chapter marks the blocked scores instead). The queries
+    are the last T_q of T_k positions: the lower triangle when T_q == T_k, else a band shifted
+    right by the T_k − T_q cached positions."""
     T_k = T_q if T_k is None else T_k
     return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(diagonal=T_k - T_q)
 
 
 def attention_with_weights(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    mask: torch.Tensor | None = None,
-    scaled: bool = True,
-    dropout_p: float = 0.0,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, mask: torch.Tensor | None = None,
+    scaled: bool = True, dropout_p: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
     """softmax(q kᵀ / √d_k) v written out (notebook 02): q [..., T_q, d_k], k [..., T_k, d_k],
     v [..., T_k, d_v] → (output [..., T_q, d_v], weights [..., T_q, T_k]). Where the boolean
     mask is False the score is −∞ and the weight exactly 0; `scaled=False` skips the √d_k;
@@ -105,7 +98,8 @@ class CausalSelfAttention(nn.Module):
     x [B, T, d] → qkv [B, T, 3d] → q, k, v [B, h, T, d_h] → attend → [B, T, d] → W_O.
 
     `attend` calls torch's fused kernel (FlashAttention-style on a GPU), or, with
-    `fused=False`, the softmax written out: the same numbers up to rounding.
+    `fused=False`, the softmax written out: the same numbers up to rounding, computed by two
+    batched matrix products that torch's FLOP counter sees (notebook 09).
     """
 
     def __init__(
@@ -169,8 +163,8 @@ class MLP(nn.Module):
     ) -> None:  # fmt: skip
         super().__init__()
         d_ff = 4 * d_model if d_ff is None else d_ff
-        check_positive_int("d_model", d_model)
-        check_positive_int("d_ff", d_ff)
+        for name, value in (("d_model", d_model), ("d_ff", d_ff)):
+            check_positive_int(name, value)
         check_dropout(dropout)
         check_choice("gelu", gelu, GELUS)
         self.up = nn.Linear(d_model, d_ff, bias=bias)
@@ -325,14 +319,11 @@ class GPT(nn.Module):
         use_cache: bool = True,
     ) -> torch.Tensor:  # fmt: skip
         """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebooks 07, 08).
-
-        temperature=0 is greedy; top_k keeps the k likeliest tokens. The model reads at most
-        max_len tokens: a full window slides forward to keep the last max_len // 2, whose
-        positions restart at 0 (the chapter's loop slides by one token and recomputes; once the
-        window is full, the two read different windows and may write different text).
-        `use_cache` keeps each layer's keys and values, so a step feeds only the new token
-        through the blocks; without it every step recomputes the window, to the same tokens.
-        """
+        temperature=0 is greedy; top_k keeps the k likeliest tokens. A full window (max_len)
+        slides forward to keep its last max_len // 2 tokens, at positions from 0 again (the
+        chapter's loop slides by one and may write other text from then on). `use_cache`
+        feeds only the new token through the blocks, each layer keeping its keys and values;
+        without it every step recomputes the window, to the same tokens."""
         c = self.config
         check_token_ids(idx, c.vocab_size, read_values=True)
         check_sampling(temperature, top_k)
@@ -345,10 +336,8 @@ class GPT(nn.Module):
             for _ in range(n_new):
                 if tokens.shape[1] - start > c.max_len:  # full: slide, refill the caches
                     start, caches = tokens.shape[1] - max(1, c.max_len // 2), None
-                if not use_cache:
-                    h = self.hidden_states(tokens[:, start:])
-                elif caches is None:  # the prompt, or the window after a slide: one pass
-                    caches = self.new_caches(idx.shape[0])
+                if caches is None:  # the prompt, a slid window, or every step without a cache
+                    caches = self.new_caches(idx.shape[0]) if use_cache else None
                     h = self.hidden_states(tokens[:, start:], caches=caches)
                 else:  # only the newest token; the earlier ones are in the caches
                     h = self.hidden_states(tokens[:, -1:], start=caches[0].filled, caches=caches)

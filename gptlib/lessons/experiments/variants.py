@@ -9,7 +9,7 @@ the two, for the parameters both have) and its shapes: ids [B, T] → logits [B,
 
 | Variant(...)                    | what changes                       | notebook   |
 |---------------------------------|------------------------------------|------------|
-| attention="written-out"         | softmax(q kᵀ / √d_h) v written out | 08, 09     |
+| attention="written-out"         | fused=False: softmax written out   | 08, 09     |
 | attention="unmasked"            | no causal mask                     | 03         |
 | attention="none"                | blocks without attention           | 08         |
 | positions="sinusoidal" / "none" | fixed sinusoids / no positions     | 01, 08, 09 |
@@ -35,25 +35,12 @@ from gptlib.model import (
     CausalSelfAttention,
     GPTConfig,
     KVCache,
-    attention_with_weights,
-    causal_mask,
     sinusoidal_positions,
 )
 
 ATTENTIONS = ("fused", "written-out", "unmasked", "none")
 NORMS = ("pre", "post")
 POSITIONS = ("learned", "sinusoidal", "none")
-
-
-class WrittenOutAttention(CausalSelfAttention):
-    """Causal self-attention with the softmax written out (`gptlib.attention_with_weights`), not
-    torch's fused kernel: the same numbers up to rounding, and two batched matrix products that
-    torch's FLOP counter sees (notebook 09). x [B, T, d] → [B, T, d]."""
-
-    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        mask = causal_mask(q.shape[-2], T_k=k.shape[-2], device=q.device)  # [T, T_k]
-        dropout_p = self.dropout_p if self.training else 0.0
-        return attention_with_weights(q, k, v, mask=mask, dropout_p=dropout_p)[0]
 
 
 class UnmaskedAttention(CausalSelfAttention):
@@ -187,10 +174,11 @@ def build_gpt(
         model.pos_emb = SinusoidalPositions(config.max_len, config.d_model)
     elif variant.positions == "none":
         model.pos_emb = NoPositions(config.d_model)
-    attention = {"written-out": WrittenOutAttention, "unmasked": UnmaskedAttention}
     for i, block in enumerate(model.blocks):
-        if variant.attention in attention:
-            block.attn = _with_weights_of(block.attn, attention[variant.attention])
+        if variant.attention == "written-out":
+            block.attn.fused = False  # the softmax written out beside the fused call
+        elif variant.attention == "unmasked":
+            block.attn = _unmasked(block.attn)
         if variant.rewires_blocks:
             model.blocks[i] = RewiredBlock(
                 block,
@@ -205,12 +193,10 @@ def build_gpt(
     return model
 
 
-def _with_weights_of(
-    layer: CausalSelfAttention, kind: type[CausalSelfAttention]
-) -> CausalSelfAttention:
-    """A `kind` of attention holding `layer`'s own parameters (nothing copied, nothing drawn)."""
+def _unmasked(layer: CausalSelfAttention) -> UnmaskedAttention:
+    """An `UnmaskedAttention` holding `layer`'s own parameters (nothing copied, nothing drawn)."""
     with torch.device("meta"):
-        twin = kind(
+        twin = UnmaskedAttention(
             layer.d_model, layer.n_heads, bias=layer.qkv.bias is not None, dropout=layer.dropout_p
         )
     twin.load_state_dict(layer.state_dict(keep_vars=True), assign=True)
