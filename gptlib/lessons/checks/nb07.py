@@ -81,38 +81,12 @@ def _lively(module: nn.Module, g: torch.Generator) -> nn.Module:
     return module.eval()
 
 
-class _Attention(nn.Module):
-    """Causal self-attention written out: fused qkv, h heads, explicit masked softmax."""
+class _Attention(LibraryAttention):
+    """gptlib's attention with the softmax written out, built as the student's is:
+    (d_model, n_heads). The catalogue's attentions below change it."""
 
     def __init__(self, d_model: int, n_heads: int) -> None:
-        super().__init__()
-        self.n_heads, self.d_head = n_heads, d_model // n_heads
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, d = x.shape
-        q, k, v = (
-            t.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
-            for t in self.qkv(x).split(d, dim=-1)
-        )
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # [B, h, T, T]
-        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
-        scores = scores.masked_fill(future, float("-inf"))
-        out = scores.softmax(dim=-1) @ v  # [B, h, T, d_h]
-        return self.proj(out.transpose(1, 2).reshape(B, T, d))
-
-
-class _MLP(nn.Module):
-    """d → 4d → d with GELU between."""
-
-    def __init__(self, d_model: int) -> None:
-        super().__init__()
-        self.up = nn.Linear(d_model, 4 * d_model)
-        self.down = nn.Linear(4 * d_model, d_model)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down(F.gelu(self.up(x)))
+        super().__init__(d_model, n_heads, fused=False)
 
 
 # --- what later cells do with a module: a strict load, a forward and a backward pass -------
@@ -343,7 +317,7 @@ register(
 class Block(nn.Module):
     """The reference block: Pre-LN, x + attn(ln1(x)), then x + mlp(ln2(x)). [B, T, d] → same."""
 
-    attention, feed_forward = _Attention, _MLP  # the catalogue's blocks swap these
+    attention, feed_forward = _Attention, LibraryMLP  # the catalogue's blocks swap these
 
     def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
@@ -394,7 +368,7 @@ class _InPlaceBlock(Block):
         return x
 
 
-def _block_with(attention: type = _Attention, feed_forward: type = _MLP) -> type:
+def _block_with(attention: type = _Attention, feed_forward: type = LibraryMLP) -> type:
     """The reference block around another attention or MLP: a mistake inside one of them."""
     name = f"BlockWith{attention.__name__}{feed_forward.__name__}"
     return type(name, (Block,), {"attention": attention, "feed_forward": feed_forward})
