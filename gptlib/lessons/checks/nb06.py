@@ -22,6 +22,7 @@ from gptlib.lessons.checks.core import (
     register,
 )
 from gptlib.lessons.experiments import norm_placement as npl
+from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
 from gptlib.model import MLP, CausalSelfAttention, layer_norm
 
 # ---------------------------------------------------------------- layer_norm
@@ -421,15 +422,6 @@ def _backward(model: nn.Module, inputs, targets) -> None:
     loss.backward()
 
 
-def _block_gradient_norms(model, inputs, targets):
-    """Reference: one forward and one backward pass of `model` (a GPT of L blocks) on inputs and
-    targets [B, T]; the norm of the gradient of all of each block's parameters, [L], block 1
-    first. Gradients the model held before do not count."""
-    model.zero_grad(set_to_none=True)
-    _backward(model, inputs, targets)
-    return _per_block(model)
-
-
 def _fresh_backward(**measured):
     """A wrong measurement (`_per_block`'s arguments) taken after a right backward pass."""
 
@@ -457,7 +449,7 @@ register(
     Exercise(
         name="block_gradient_norms",
         notebook="06",
-        reference=_block_gradient_norms,
+        reference=loss_gradient_norms,
         make_inputs=_gradient_inputs,
         adapt=_on_a_fresh_model("block_gradient_norms", "read-before-backward"),
         mistakes=(

@@ -1,4 +1,5 @@
-"""Per-layer gradient norms of a GPT: how much gradient reaches each block (notebooks 05, 06)."""
+"""Per-block gradient norms of a GPT after one backward pass: notebook 05 measures its deep
+stacks with it, and it is the reference of notebook 06's exercise `block_gradient_norms`."""
 
 from __future__ import annotations
 
@@ -7,26 +8,16 @@ import torch
 from gptlib.model import GPT
 
 
-def block_gradient_norms(model: GPT) -> torch.Tensor:
-    """Norm of the gradient of all of each block's parameters, [L] (block 1 first).
-
-    Reads the `.grad` fields left by a backward pass; a block without gradients counts as 0.
-    """
-    norms = []
-    for block in model.blocks:
-        squares = [p.grad.double().pow(2).sum() for p in block.parameters() if p.grad is not None]
-        norms.append(
-            torch.stack(squares).sum().sqrt() if squares else torch.zeros((), dtype=torch.float64)
-        )
-    return torch.stack(norms)
-
-
 def loss_gradient_norms(model: GPT, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """One forward and backward pass on inputs/targets [B, T]; per-block gradient norms [L].
-
-    Clears the model's gradients first, so the result belongs to this batch alone.
-    """
+    """One forward and one backward pass of `model` (a GPT of L blocks) on inputs and targets
+    [B, T]; the norm of the gradient of all of each block's parameters, [L] in float64, block 1
+    first. Gradients the model held before do not count."""
     model.zero_grad(set_to_none=True)
     _, loss = model(inputs, targets)
     loss.backward()
-    return block_gradient_norms(model)
+    return torch.stack(
+        [
+            torch.stack([p.grad.double().pow(2).sum() for p in block.parameters()]).sum().sqrt()
+            for block in model.blocks
+        ]
+    )

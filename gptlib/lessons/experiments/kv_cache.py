@@ -64,17 +64,24 @@ def positions_through_qkv(
 ) -> tuple[torch.Tensor, int]:
     """Run `decode()`; return its result and how many positions of one sequence went through
     the first layer's `qkv` meanwhile (each layer does the same work)."""
-    counted = [0]
+    result, lengths = _qkv_calls(model, decode)
+    return result, sum(lengths)
 
-    def count(module: nn.Module, inputs: tuple, output: torch.Tensor) -> None:
-        counted[0] += inputs[0].shape[1]  # [B, T, d]: T positions of each sequence
 
-    handle = model.blocks[0].attn.qkv.register_forward_hook(count)
+def _qkv_calls(
+    model: nn.Module, decode: Callable[[], torch.Tensor]
+) -> tuple[torch.Tensor, list[int]]:
+    """Run `decode()`; its result, and the positions per sequence [B, T, d] → T of each call
+    of the first layer's `qkv` meanwhile."""
+    lengths: list[int] = []
+    handle = model.blocks[0].attn.qkv.register_forward_hook(
+        lambda module, inputs, output: lengths.append(inputs[0].shape[1])
+    )
     try:
         result = decode()
     finally:
         handle.remove()
-    return result, counted[0]
+    return result, lengths
 
 
 @dataclass(frozen=True)
@@ -164,14 +171,4 @@ def window_passes(model: GPT, decode: Callable[[], torch.Tensor]) -> list[int]:
     """Run `decode()`; return, for each forward call of the first layer's `qkv` that took more
     than one position (the prompt, or a window re-read after a slide), the number of calls
     before it: with the cache, the index of the new token it produced."""
-    lengths: list[int] = []
-
-    def note(module: nn.Module, inputs: tuple, output: torch.Tensor) -> None:
-        lengths.append(inputs[0].shape[1])
-
-    handle = model.blocks[0].attn.qkv.register_forward_hook(note)
-    try:
-        decode()
-    finally:
-        handle.remove()
-    return [i for i, n in enumerate(lengths) if n > 1]
+    return [i for i, n in enumerate(_qkv_calls(model, decode)[1]) if n > 1]

@@ -18,6 +18,7 @@ from torch import nn
 
 from gptlib.data.batches import BatchSampler
 from gptlib.data.grammar import TOY_GRAMMAR
+from gptlib.lessons.experiments.text_entropy import context_entropy
 from gptlib.lessons.experiments.toy import plain_adam, toy_text_ids, train_losses
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
@@ -107,13 +108,6 @@ def mean_over_models(
 
 def _stack(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
     return torch.stack([t.detach().double() for t in tensors])
-
-
-def unigram_entropy(ids: torch.Tensor) -> float:
-    """Entropy of the frequencies of ids [N], in nats: the loss of a model that ignores context."""
-    p = torch.bincount(ids).double() / len(ids)
-    p = p[p > 0]
-    return float(-(p * p.log()).sum())
 
 
 @dataclass(frozen=True)
@@ -275,7 +269,7 @@ def learning_rate_grid(
         steps,
         warmup_steps,
         curves,
-        unigram_entropy(ids),
+        context_entropy(ids),  # the loss of a model that ignores the context
     )
 
 

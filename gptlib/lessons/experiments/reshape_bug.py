@@ -21,11 +21,14 @@ from dataclasses import dataclass, replace
 import torch
 import torch.nn.functional as F
 
-from gptlib.data.batches import BatchSampler
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar
-from gptlib.lessons.experiments.mask_ablation import AblationRun, AblationSetup, train_run
+from gptlib.lessons.experiments.mask_ablation import (
+    AblationRun,
+    AblationSetup,
+    held_out_windows,
+    train_run,
+)
 from gptlib.lessons.experiments.multihead import scramble_head_split
-from gptlib.lessons.experiments.toy import toy_text_ids
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, CausalSelfAttention, GPTConfig
 
@@ -82,11 +85,9 @@ def held_out_position_loss(
 ) -> list[float]:
     """The mean held-out loss at each window position, [T], over `windows` windows of fresh
     text (the training run's 32 windows leave each position's mean too noisy to compare)."""
-    ids, _ = toy_text_ids(400, setup.seed + 1, grammar)
-    x, y = BatchSampler(ids, windows, setup.block_size, seed=1).sample()
+    x, y = held_out_windows(replace(setup, val_sentences=400, val_windows=windows), grammar)
     logits, _ = model.eval()(x)
-    per_token = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")  # [windows, T]
-    return per_token.mean(dim=0).tolist()
+    return F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(dim=0).tolist()
 
 
 @dataclass(frozen=True)

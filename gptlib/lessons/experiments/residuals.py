@@ -127,17 +127,6 @@ class GradientFlow:
 GradNorms = Callable[[GPT, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def as_norms(result: object) -> torch.Tensor:
-    """A measuring function's result as a detached tensor [L]: a tensor as it is, a list or
-    tuple of numbers or 0-d tensors stacked in float64 (so that no value below float32's range
-    is rounded to 0 on the way)."""
-    if isinstance(result, torch.Tensor):
-        return result.detach()
-    if isinstance(result, list | tuple):
-        return torch.stack([torch.as_tensor(v, dtype=torch.float64).detach() for v in result])
-    raise TypeError(f"expected a tensor [L] or a list of numbers, got {type(result).__name__}")
-
-
 def gradient_flow(
     n_layers: int,
     residual: bool,
@@ -165,7 +154,7 @@ def gradient_flow(
         norms = grad_norms(model, inputs, targets)
     outputs = torch.stack(captured[:n_layers])  # [L, B, T, d]; the first forward pass's
     largest = outputs.abs().amax(dim=-1, keepdim=True).clamp_min(torch.finfo(outputs.dtype).tiny)
-    return GradientFlow(as_norms(norms), outputs.norm(dim=-1).mean(dim=(1, 2)), outputs / largest)
+    return GradientFlow(norms.detach(), outputs.norm(dim=-1).mean(dim=(1, 2)), outputs / largest)
 
 
 @dataclass(frozen=True)

@@ -123,12 +123,6 @@ class HeadsRun:
         ]
 
 
-def loss_on(model: GPT, batch: TaskBatch) -> torch.Tensor:
-    """Mean cross-entropy over the positions of `batch` that have an answer."""
-    logits, _ = model(batch.x)  # [B, T, V]
-    return F.cross_entropy(logits.flatten(0, 1), batch.y.flatten(), ignore_index=IGNORE)
-
-
 def train_heads(
     train: Callable[..., tuple],
     n_heads: int,
@@ -169,7 +163,8 @@ def train_heads(
 @torch.no_grad()
 def evaluate_heads(model: GPT, task: TwoLookups, batch: TaskBatch) -> HeadsRun:
     """Score a model trained on `task` on a held-out `batch` of it (see `HeadsRun`)."""
-    logits, _ = model(batch.x)
+    logits, _ = model(batch.x)  # [B, T, V]
+    loss = F.cross_entropy(logits.flatten(0, 1), batch.y.flatten(), ignore_index=IGNORE)
     has_answer = batch.y != IGNORE
     right = logits.argmax(-1) == batch.y
     maps = attention_maps(model, batch.x)[0]  # [B, h, T, T] (one layer)
@@ -178,7 +173,7 @@ def evaluate_heads(model: GPT, task: TwoLookups, batch: TaskBatch) -> HeadsRun:
     return HeadsRun(
         n_heads=model.config.n_heads,
         positions=positions_of(model),
-        loss=loss_on(model, batch).item(),
+        loss=loss.item(),
         accuracy=right[has_answer].float().mean().item(),
         letter_weight=letter_w.mean(0).max().item(),
         digit_weight=digit_w.mean(0).max().item(),

@@ -9,6 +9,7 @@ from torch import nn
 
 from gptlib.data.batches import BatchSampler
 from gptlib.lessons.experiments import norm_placement as npl
+from gptlib.lessons.experiments.text_entropy import context_entropy
 from gptlib.lessons.experiments.toy import plain_adam, train_losses
 from gptlib.model import Block
 
@@ -41,11 +42,6 @@ def test_build_model_uses_the_requested_placement_and_is_seeded():
     assert all(block.norm == "post" for block in post.blocks)
     assert isinstance(post.ln_f, nn.Identity)  # Post-LN blocks end in their own norm
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
-
-
-def test_unigram_entropy_by_hand():
-    expected = -(2 / 3 * math.log(2 / 3) + 1 / 3 * math.log(1 / 3))
-    assert npl.unigram_entropy(torch.tensor([0, 0, 1])) == pytest.approx(expected)
 
 
 def _last_logit_norms(model, inputs, targets):
@@ -104,7 +100,7 @@ def test_grid_cells_are_the_runs_train_losses_makes(data):
         config = plain_adam(5, 1e-3, warmup, 4, npl.BLOCK_SIZE, seed=1)
         expected = train_losses(npl.build_model(norm, 2, seed=1), data, config)
         torch.testing.assert_close(grid.curves[a, 1, 0, 1], expected, rtol=0, atol=0)
-    assert grid.floor == npl.unigram_entropy(data)
+    assert grid.floor == context_entropy(data)
 
 
 def _grid(curves, floor=2.8):
