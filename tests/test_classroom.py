@@ -549,8 +549,9 @@ def test_a_graded_release_of_a_lesson_that_cannot_be_recorded_is_refused(tmp_pat
 def test_a_graded_release_gives_students_checks_without_solutions(tmp_path):
     """The students' gptlib of a graded release (notebook 09): no module holding a reference or a
     mistake, show_solution switched off, and still a right answer passes and a catalogued
-    mistake is named, from recorded results alone. (A lesson whose exercises take functions or
-    models as inputs cannot be recorded yet: docs/authoring.md says which.)"""
+    mistake is named, from recorded results alone; 09's FLOP count takes models of gptlib's own
+    classes, which the recording holds. (A lesson whose exercises take functions, or models
+    built by its check module, cannot be recorded yet: docs/authoring.md says which.)"""
     nb09 = ROOT / "notebooks" / "09_cost_accounting.ipynb"
     package = classroom.student_package([nb09], tmp_path / "gptlib-student")
     checks = package / "gptlib" / "lessons" / "checks"
@@ -560,7 +561,9 @@ import io, contextlib
 import gptlib.lessons.checks as checks
 from gptlib.lessons.checks import REGISTRY, CheckError, show_solution, verify
 assert checks.__file__.startswith(PACKAGE), checks.__file__
-assert sorted(REGISTRY) == ["llama-block-parameters", "training-gpu-hours"], sorted(REGISTRY)
+assert sorted(REGISTRY) == [
+    "flops-per-token", "llama-block-parameters", "training-gpu-hours"
+], sorted(REGISTRY)
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     show_solution("training-gpu-hours")
@@ -574,6 +577,21 @@ try:
     verify("training-gpu-hours", lambda n, d, peak, mfu: 2 * n * d / (peak * mfu) / 3600)
 except CheckError as e:
     print("named", e.mistake)
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+def flops(model, idx, targets=None):
+    with FlopCounterMode(display=False) as counter:
+        if targets is None:
+            model(idx)
+        else:
+            model(idx, targets)[1].backward()
+    bmm = counter.get_flop_counts()["Global"].get(torch.ops.aten.bmm, 0)
+    return counter.get_total_flops() / idx.numel(), bmm / idx.numel()
+print(verify("flops-per-token", flops))
+try:
+    verify("flops-per-token", lambda m, i, t=None: tuple(x * i.shape[1] for x in flops(m, i, t)))
+except CheckError as e:
+    print("named", e.mistake)
 """
     done = subprocess.run(
         [sys.executable, "-c", f"PACKAGE = {str(package)!r}\n" + script],
@@ -583,4 +601,4 @@ except CheckError as e:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert lines[0].startswith("show_solution is switched off for this assignment")
-    assert lines[1:] == ["no nb09", "3", "named forward only"]
+    assert lines[1:] == ["no nb09", "3", "named forward only", "6", "named per sequence"]

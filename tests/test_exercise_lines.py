@@ -1,6 +1,7 @@
 """What the student writes (issue 32): in every lesson whose key measurement is the student's, at
-least 30 lines of the student's own code and a graded exercise, counted by
-scripts/exercise_lines.py, whose counting is tested here on a cell written for the purpose."""
+least 30 lines of the student's own code and a graded exercise, and at least 300 lines in the
+course, counted by scripts/exercise_lines.py, whose counting is tested here on a cell written for
+the purpose."""
 
 from __future__ import annotations
 
@@ -35,3 +36,7 @@ def test_the_student_writes_at_least_30_lines_and_a_graded_exercise(lesson):
     (path,) = [p for p in lines.LESSONS if p.name.startswith(lesson)]
     written = lines.written(path)
     assert written.lines >= 30 and written.exercises >= 1, f"{path.name}: {written}"
+
+
+def test_the_course_has_the_student_write_at_least_300_lines():
+    assert sum(lines.written(p).lines for p in lines.LESSONS) >= 300

@@ -1,14 +1,19 @@
 """Exercises of notebook 09 (cost accounting): a Llama block's parameters with grouped-query
-attention, a run's GPU-hours."""
+attention, the FLOPs per token PyTorch counts in a model's forward and training passes, a run's
+GPU-hours."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
 from gptlib.lessons.experiments.llama_shape import LlamaBlock
+from gptlib.lessons.experiments.variants import Variant, build_gpt
+from gptlib.model import GPT, GPTConfig
 
 
 def _llama_block_parameters(d_model: int, n_heads: int, n_kv_heads: int, d_ff: int) -> int:
@@ -110,6 +115,169 @@ register(
             "W_Q and W_O are d × d; W_K and W_V map d to n_kv_heads heads of d / n_heads "
             "features; SwiGLU's gate, up and down matrices each hold d · d_ff weights; an "
             "RMSNorm holds d scales and nothing else; nothing has a bias.",
+        ),
+    )
+)
+
+
+def _counted_flops(
+    model: nn.Module,
+    idx: torch.Tensor,
+    targets: torch.Tensor | None,
+    *,
+    tokens: Callable[[torch.Tensor], int] = lambda idx: idx.shape[0] * idx.shape[1],
+    backward: bool = True,
+    forward_counted: bool = True,
+    extra_forward: bool = False,
+    grad: bool = True,
+) -> tuple[float, float]:
+    """The measurement with one part changed: each catalogued mistake is one of these."""
+    with torch.set_grad_enabled(grad):
+        loss = None
+        if targets is not None and not forward_counted:
+            _, loss = model(idx, targets)
+        with FlopCounterMode(display=False) as counter:
+            if extra_forward or targets is None:
+                model(idx)
+            if targets is not None:
+                if loss is None:
+                    _, loss = model(idx, targets)
+                if backward:
+                    loss.backward()
+    attention = counter.get_flop_counts()["Global"].get(torch.ops.aten.bmm, 0)
+    n = tokens(idx)
+    return counter.get_total_flops() / n, attention / n
+
+
+def _flops_per_token(
+    model: nn.Module, idx: torch.Tensor, targets: torch.Tensor | None = None
+) -> tuple[float, float]:
+    """FLOPs per token PyTorch's counter counts for `model` on idx [B, T]: the forward pass, or
+    with targets [B, T] the loss's forward and backward; (all, batched products' (bmm))."""
+    n_tokens = idx.shape[0] * idx.shape[1]
+    with FlopCounterMode(display=False) as counter:
+        if targets is None:
+            model(idx)
+        else:
+            _, loss = model(idx, targets)
+            loss.backward()
+    attention = counter.get_flop_counts()["Global"].get(torch.ops.aten.bmm, 0)
+    return counter.get_total_flops() / n_tokens, attention / n_tokens
+
+
+def _flops_inputs(g: torch.Generator) -> list[tuple]:
+    """Small GPTs with the attention written out (its products counted) and fused (on the CPU
+    counted as nothing), forward and training passes, one trained with only its token table, and
+    the notebook's model and batch in a training pass (L = 4, d = 128, 12 sequences of 64
+    tokens)."""
+    torch.manual_seed(0)
+    small = GPTConfig(vocab_size=11, d_model=32, n_heads=4, n_layers=2, max_len=8)
+    written_out = build_gpt(small, Variant(attention="written-out"))
+    frozen = build_gpt(small, Variant(attention="written-out"))
+    for name, weight in frozen.named_parameters():
+        weight.requires_grad_(name == "tok_emb.weight")
+    chapter = GPTConfig(vocab_size=65, max_len=64)
+    notebook_model = build_gpt(chapter, Variant(attention="written-out"))
+
+    def tokens(vocab: int, batch: int, length: int) -> torch.Tensor:
+        return torch.randint(0, vocab, (batch, length), generator=g)
+
+    idx, targets = tokens(11, 3, 8), tokens(11, 3, 8)
+    big_idx = tokens(65, 12, 64)
+    return [
+        (written_out, idx, None),
+        (written_out, idx, targets),
+        (GPT(small), tokens(11, 5, 6), None),
+        (GPT(small), idx, targets),
+        (frozen, idx, targets),
+        (notebook_model, big_idx, big_idx),
+    ]
+
+
+def _attention_within_total(out: object, *args: object) -> str | None:
+    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], int | float):
+        total, attention = out
+        if isinstance(attention, int | float) and not 0 <= attention <= total:
+            return (
+                f"got {attention} FLOPs of batched products against {total} in all: they are a "
+                "part of all the counted FLOPs, never more"
+            )
+    return None
+
+
+register(
+    Exercise(
+        name="flops-per-token",
+        notebook="09_cost_accounting",
+        reference=_flops_per_token,
+        make_inputs=_flops_inputs,
+        returns=("all FLOPs per token", "batched products' FLOPs per token"),
+        properties=(Property("a part of the whole", _attention_within_total),),
+        mistakes=(
+            Mistake(
+                "per sequence",
+                "you divided by the number of sequences. A token is one position of one "
+                "sequence: a batch of B sequences of T tokens holds B times T of them.",
+                lambda m, i, t: _counted_flops(m, i, t, tokens=lambda idx: idx.shape[0]),
+                fix="n_tokens = idx.shape[0] * idx.shape[1]  # B·T",
+            ),
+            Mistake(
+                "per position",
+                "you divided by the sequence length only. Every sequence of the batch runs "
+                "through the model too: the batch holds B times T tokens.",
+                lambda m, i, t: _counted_flops(m, i, t, tokens=lambda idx: idx.shape[-1]),
+                fix="n_tokens = idx.shape[0] * idx.shape[1]  # B·T",
+            ),
+            Mistake(
+                "whole batch",
+                "that is the count for the whole batch. The question is per token: divide by "
+                "the number of tokens the batch holds.",
+                lambda m, i, t: _counted_flops(m, i, t, tokens=lambda idx: 1),
+                fix="divide both counts by idx.shape[0] * idx.shape[1]",
+            ),
+            Mistake(
+                "forward only",
+                "with targets, the pass to count is a training pass: the loss's forward pass "
+                "and then its backward pass, both while the counter runs. Yours counts the "
+                "forward pass alone.",
+                lambda m, i, t: _counted_flops(m, i, t, backward=False),
+                fix="inside the counter: _, loss = model(idx, targets); loss.backward()",
+            ),
+            Mistake(
+                "backward only",
+                "the forward pass of the loss ran before the counter started, so only the "
+                "backward pass was counted. A training step pays for both: run the forward "
+                "pass inside the counter too.",
+                lambda m, i, t: _counted_flops(m, i, t, forward_counted=False),
+                fix="with FlopCounterMode(display=False) as counter: compute the loss there, "
+                "then call loss.backward() there",
+            ),
+            Mistake(
+                "two forward passes",
+                "with targets you counted a forward pass of its own and then the loss's forward "
+                "and backward: a training step runs the model forward once.",
+                lambda m, i, t: _counted_flops(m, i, t, extra_forward=True),
+                fix="call model(idx) only when targets is None; otherwise only "
+                "model(idx, targets) and loss.backward()",
+            ),
+            Mistake(
+                "without gradients",
+                "the training pass ran with gradient tracking switched off, so the loss has no "
+                "graph to go backward through. Count the training pass with gradients on.",
+                lambda m, i, t: _counted_flops(m, i, t, grad=False),
+                fix="remove torch.no_grad() around the training pass",
+            ),
+        ),
+        atol=0.0,
+        rtol=1e-9,
+        hints=(
+            "Run the pass inside PyTorch's FLOP counter, as for the single linear layer above: "
+            "for a training pass that means computing the loss and then its backward pass "
+            "while the counter runs. Then turn both totals into per-token numbers: the batch "
+            "holds B sequences of T tokens.",
+            "The counter's total is all the FLOPs; its counts by operation (the Global entry) "
+            "hold the batched matrix products under the bmm operation of aten, absent when "
+            "the attention ran fused. Divide each by the number of tokens, B times T.",
         ),
     )
 )

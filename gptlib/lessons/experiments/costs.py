@@ -1,8 +1,8 @@
 """Counting a Transformer: parameters, FLOPs, training time and memory (notebook 09).
 
-Everything here is arithmetic on a model's shape (`Architecture`), except the three measuring
-helpers at the end (`count_flops`, `time_calls`, `measure_matmul_peak`), which the notebook
-uses to check the arithmetic against torch's own FLOP counter and the reader's machine.
+Everything here is arithmetic on a model's shape (`Architecture`), except the timing helpers at
+the end (`time_calls`, `measure_matmul_peak`), with which the notebook measures the reader's
+machine. The FLOP counts the arithmetic is checked against are the student's own measurement.
 
 Conventions: N is a parameter count, D a number of training tokens, T a context length,
 L layers, d the model width, V the vocabulary, d_ff the FFN width. FLOPs count a multiply-add
@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
 from gptlib.lessons.experiments.variants import POSITIONS, Variant
 from gptlib.model import GPTConfig, check_heads, check_positive_int
@@ -297,16 +296,6 @@ def gpt_layers_approximation(n_layers: int, d_model: int) -> int:
 # FLOPs ------------------------------------------------------------------------------------
 
 
-def forward_flops_per_token(n_params: int) -> int:
-    """2N: one multiply-add (2 FLOPs) per parameter per token."""
-    return 2 * n_params
-
-
-def training_flops_per_token(n_params: int) -> int:
-    """6N = 2N forward + 4N backward."""
-    return 6 * n_params
-
-
 def attention_flops_per_token(
     n_layers: int, context: int, d_model: int, causal: bool = False
 ) -> int:
@@ -329,9 +318,7 @@ def model_flops_per_token(
     This is the numerator of MFU (model FLOPs utilisation, Chowdhery et al. 2022, app. B).
     """
     attention = attention_flops_per_token(n_layers, context, d_model)
-    if training:
-        return training_flops_per_token(n_params) + 3 * attention
-    return forward_flops_per_token(n_params) + attention
+    return 6 * n_params + 3 * attention if training else 2 * n_params + attention
 
 
 @dataclass(frozen=True)
@@ -370,18 +357,13 @@ def attention_share(arch: Architecture, contexts: Sequence[int]) -> AttentionSha
         raise ValueError("give at least one context length, e.g. [512, 4096]")
     for t in contexts:
         check_positive_int("context", t)
-    two_n = forward_flops_per_token(parameter_counts(arch).total)
+    two_n = 2 * parameter_counts(arch).total
     ratios = tuple(
         attention_flops_per_token(arch.n_layers, t, arch.d_model) / two_n for t in contexts
     )
     return AttentionShare(
         arch.name, tuple(contexts), ratios, two_n / (4 * arch.n_layers * arch.d_model)
     )
-
-
-def training_flops(n_params: int, n_tokens: float) -> float:
-    """6·N·D: the whole training run's FLOPs (attention left out, as in the chapter)."""
-    return 6 * n_params * n_tokens
 
 
 def accelerator_hours(total_flops: float, peak_flops: float, mfu: float) -> float:
@@ -543,18 +525,18 @@ def cost_report(
     _check_positive("n_tokens", n_tokens)
     params = parameter_counts(arch)
     n = params.total
-    total = training_flops(n, n_tokens)
+    total = 6 * n * n_tokens  # 6·N·D: attention left out, as in the chapter
     return CostReport(
         architecture=arch,
         params=params,
         n_tokens=n_tokens,
         peak_flops=peak_flops,
         mfu=mfu,
-        forward_flops_per_token=forward_flops_per_token(n),
+        forward_flops_per_token=2 * n,
         attention_flops_per_token=attention_flops_per_token(
             arch.n_layers, arch.context, arch.d_model
         ),
-        training_flops_per_token=training_flops_per_token(n),
+        training_flops_per_token=6 * n,
         total_training_flops=total,
         accelerator_hours=accelerator_hours(total, peak_flops, mfu),
         memory=training_memory(n, weight_bytes=2, grad_bytes=2, optimizer_bytes=12),
@@ -611,22 +593,6 @@ def calculator_report(
 
 
 # Measuring --------------------------------------------------------------------------------
-
-
-def count_flops(fn: Callable[[], object]) -> tuple[int, dict[str, int]]:
-    """Run `fn()` under `torch.utils.flop_counter.FlopCounterMode`; return (total, by op).
-
-    The counter only knows matrix products (mm, addmm, bmm, convolutions, the fused CUDA
-    attention kernels); elementwise work (softmax, GELU, norms, adds) counts 0, and so does
-    the CPU kernel behind `F.scaled_dot_product_attention`. by op: {"addmm": …, "mm": …}.
-    """
-    with FlopCounterMode(display=False) as counter:
-        fn()
-    by_op = {
-        str(op).removeprefix("aten."): int(n)
-        for op, n in counter.get_flop_counts()["Global"].items()
-    }
-    return int(counter.get_total_flops()), by_op
 
 
 def _synchronize(device: torch.device) -> None:

@@ -50,6 +50,7 @@ INDEPENDENT = {
     "fan_in_init_": test_nb05.INITS["kaiming_normal_"],
     "generate": test_nb07._generate_by_scatter,
     "first-step-gradients": test_nb02.GRADIENTS["autograd.grad"],
+    "flops-per-token": test_nb09.FLOPS["op names as strings, two counters"],
     "get-batch": test_nb08.BATCHES["unfold"],
     "gpt": test_nb07.ChapterStyleGPT,
     "gpt-attention": test_nb04._BySdpa,

@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 import torch
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from gptlib import GPT, GPTConfig, KVCache
 from gptlib.lessons.experiments import costs
@@ -21,8 +22,6 @@ from gptlib.lessons.experiments.costs import (
     attention_flops_per_token,
     attention_share,
     cost_report,
-    count_flops,
-    forward_flops_per_token,
     gpt_layers_approximation,
     kv_cache_bytes,
     measure_matmul_peak,
@@ -30,14 +29,22 @@ from gptlib.lessons.experiments.costs import (
     mfu,
     model_flops_per_token,
     parameter_counts,
-    training_flops,
-    training_flops_per_token,
     training_memory,
 )
 from gptlib.lessons.experiments.llama_shape import LlamaShaped, RMSNorm, SwiGLU
 from gptlib.lessons.experiments.variants import Variant, build_gpt
 
 LLAMA = PRESETS["Llama 2 7B"]
+
+
+def count_flops(fn):
+    """(all FLOPs torch's counter counts while fn() runs, {operation name: FLOPs})."""
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    counts = counter.get_flop_counts()["Global"]
+    return counter.get_total_flops(), {str(op).removeprefix("aten."): n for op, n in counts.items()}
+
+
 LLAMA_N = 6_738_415_616
 
 
@@ -86,13 +93,11 @@ def test_quiz_l24_d2048_v50000_tied():
 
 
 def test_flops_per_token_and_attention_term_at_4096():
-    assert forward_flops_per_token(LLAMA_N) == 13_476_831_232
-    assert round(forward_flops_per_token(LLAMA_N) / 1e9, 1) == 13.5
+    assert round(2 * LLAMA_N / 1e9, 1) == 13.5
     attention = attention_flops_per_token(32, 4096, 4096)
     assert attention == 4 * 32 * 4096 * 4096 == 2_147_483_648
     assert round(attention / 1e9, 1) == 2.1
     assert attention_flops_per_token(32, 4096, 4096, causal=True) == attention // 2
-    assert training_flops_per_token(LLAMA_N) == 3 * forward_flops_per_token(LLAMA_N)
     assert model_flops_per_token(LLAMA_N, 32, 4096, 4096, training=False) == (
         13_476_831_232 + attention
     )
@@ -100,7 +105,7 @@ def test_flops_per_token_and_attention_term_at_4096():
 
 
 def test_llama2_training_cost_and_a100_hours():
-    total = training_flops(LLAMA_N, 2e12)
+    total = 6 * LLAMA_N * 2e12
     assert total == pytest.approx(8.0861e22, rel=1e-4)
     assert f"{total:z.1e}" == "8.1e+22"
     hours = accelerator_hours(total, costs.A100_BF16_PEAK, 0.4)
@@ -114,9 +119,7 @@ def test_llama2_training_cost_and_a100_hours():
 
 def test_gpt3_training_flops_match_the_papers_3_14e23():
     n = parameter_counts(PRESETS["GPT-3 175B"]).total
-    assert training_flops(n, costs.PRESET_TRAINING_TOKENS["GPT-3 175B"]) == pytest.approx(
-        3.14e23, rel=0.005
-    )
+    assert 6 * n * costs.PRESET_TRAINING_TOKENS["GPT-3 175B"] == pytest.approx(3.14e23, rel=0.005)
 
 
 # Formulas against real modules --------------------------------------------------------------
@@ -207,7 +210,7 @@ def test_llama3_405b_with_grouped_query_attention_on_meta():
     assert numel(model.layers[0].self_attn) == p.attention_per_layer
     assert model.layers[0].self_attn.k_proj.weight.shape == (1024, 16_384)
     tokens = costs.PRESET_TRAINING_TOKENS["Llama 3 405B"]
-    assert training_flops(p.total, tokens) == pytest.approx(3.8e25, rel=0.01)  # as published
+    assert 6 * p.total * tokens == pytest.approx(3.8e25, rel=0.01)  # as published
 
 
 def test_grouped_query_attention_with_biases_and_validation():
@@ -310,7 +313,7 @@ def test_forward_flops_counted_by_torch_equal_2_matmul_weights_plus_attention():
     assert counted == (2 * p.matmul_weights + attention) * B * T
     assert by_op["bmm"] == attention * B * T
     # against the chapter's 2N (all parameters) the count is a few percent lower
-    chapter = (forward_flops_per_token(p.total) + attention) * B * T
+    chapter = (2 * p.total + attention) * B * T
     assert 0.0 < 1 - counted / chapter < 0.05
 
 
