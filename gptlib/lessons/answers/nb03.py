@@ -10,8 +10,8 @@ ANSWERS = {
         inputs and targets are both [{B}, {T}] (gptlib's BatchSampler and the
         chapter's training loop do this): one pass scores B·T = {with_extra_token} predictions,
         each from its own prefix only. If the targets are taken from the same {T} characters the
-        model reads (logits[:, :-1] against idx[:, 1:], as in section 4 and in notebook 08's loss
-        exercise), the last position of each window has no target: B·(T−1) = {from_same_tokens}.
+        model reads (logits[:, :-1] against idx[:, 1:], as in section 4), the last position of
+        each window has no target: B·(T−1) = {from_same_tokens}.
     """,
     "03.diagonal-blocked": """
         Row 0 would have no key left: every score in it is −∞, the softmax divides 0 by 0 and the
@@ -33,14 +33,15 @@ ANSWERS = {
         inside a layer, such as notebook 04's wrong reshape, opens such detours.
     """,
     "03.worse-than-guessing": """
-        The loss punishes confidence in a wrong answer. In training, the unmasked model always
-        had its answer in view (key t+1), so it learned to be sure. From a prefix alone it is
-        still sure, with {top_probability:z.2f} of the probability on its top choice on average,
-        but that choice is right only {top_right:z.0%} of the time. The right character then
-        gets little: in {below_uniform:z.0%} of the predictions it gets less than the 1/{V} of a
-        uniform guess, and −ln of a small probability is large (−ln 0.01 = 4.6). A uniform
-        guess pays ln {V} = {uniform:z.2f} on every character, whatever comes; the unmasked
-        model paid {prefix_loss:z.2f} on average.
+        The loss punishes confidence in a wrong answer. In training, the unmasked model had its
+        answer in view (key t+1) at every position but a window's last, so it learned to be
+        sure. From a prefix alone it is still sure, with {top_probability:z.2f} of the
+        probability on its top choice on average, but that choice is right only
+        {top_right:z.0%} of the time. The right character then gets little: in
+        {below_uniform:z.0%} of the predictions it gets less than the 1/{V} of a uniform guess,
+        and −ln of a small probability is large (−ln 0.01 = 4.6). A uniform guess pays
+        ln {V} = {uniform:z.2f} on every character, whatever comes; the unmasked model paid
+        {prefix_loss:z.2f} on average.
     """,
     "03.one-step-mask": """
         No. The cheat needs only that one key: head {head} of layer {layer} of the unmasked model
