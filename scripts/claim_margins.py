@@ -16,11 +16,18 @@ One thread each, so that two notebooks run at once on two cores without fighting
 
 In every run `scripts/guard_recorder.py` turns each `assert` into a record of its clauses, so
 nothing stops a run. The table printed at the end has one row per clause of the cells whose
-output nbval ignores (results of training) and of the guard cells under them: its bound, its
-worst value over all runs, the smallest margin (positive: the claim held in every run) and how
-many runs broke it. A claim with a negative margin must change (its threshold and the prose),
-never the seed.
+output nbval ignores (results of training) and of the guard cells under them, and one per clause
+of any other guard cell whose values differ between runs (a measurement on random draws, such as
+gradients at initialisation, whose printed output is fixed by its seed) or that broke in some
+run: its bound, its worst value over all runs, the smallest margin (positive: the claim held in
+every run) and how many runs broke it. The other guard clauses (the same values in every run,
+and held) are counted under the table. A claim with a negative margin must change (its
+threshold and the prose), never the seed.
 The table goes into docs/maintainers.md ("Claim margins") after each change to a claim.
+
+Runs write one log each into `--logs`; a later call with the same folder re-runs only the
+notebooks it names (replacing their logs) and tabulates every log there, so the notebooks can
+run in pieces (`--seeds 0`: no runs, the table of the logs already there).
 """
 
 from __future__ import annotations
@@ -71,6 +78,7 @@ def run_once(path: Path, offset: int, numerics: str, log: Path) -> float:
         allow_errors=True,
         resources={"metadata": {"path": str(path.parent)}},
     )
+    log.unlink(missing_ok=True)  # a rerun replaces this run's records
     start = time.perf_counter()
     client.execute(env=env)
     errors = [
@@ -87,19 +95,27 @@ def run_once(path: Path, offset: int, numerics: str, log: Path) -> float:
     return time.perf_counter() - start
 
 
-def training_cells(path: Path) -> dict[int, str]:
-    """{code-cell index: source} of the cells whose output nbval ignores and of the guard cells
-    (tag `guard`) under them, which hold their assertions."""
+def recorded_cells(path: Path) -> tuple[set[int], set[int]]:
+    """Code-cell indices: (the cells whose output nbval ignores and the guard cells under them,
+    every other guard cell (tag `guard`))."""
     nb = nbformat.read(path, as_version=4)
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
-    chosen, lesson_ignored = {}, False
+    training, other_guards, lesson_ignored = set(), set(), False
     for i, cell in enumerate(code):
         tags = cell.metadata.get("tags", [])
         if GUARD_TAG not in tags:
             lesson_ignored = IGNORE_TAG in tags
         if IGNORE_TAG in tags or (GUARD_TAG in tags and lesson_ignored):
-            chosen[i] = cell.source
-    return chosen
+            training.add(i)
+        elif GUARD_TAG in tags:
+            other_guards.add(i)
+    return training, other_guards
+
+
+def varies_or_breaks(entries: list[dict]) -> bool:
+    """Whether a clause broke in some run or its compared values differ between runs."""
+    values = {(e.get("left"), e.get("right")) for e in entries}
+    return len(values) > 1 or not all(e["holds"] for e in entries)
 
 
 Key = tuple[str, int, str, int]  # notebook, code cell, clause text, pair in a chain (-1: none)
@@ -158,25 +174,41 @@ def main(argv: list[str] | None = None) -> int:
     with ThreadPoolExecutor(args.jobs) as pool:
         list(pool.map(run, jobs))
 
-    records: dict[Key, list[dict]] = defaultdict(list)
+    records, others = tabulated_records(work)
     runs: dict[str, set[str]] = defaultdict(set)
-    for log in sorted(work.glob("*.jsonl")):
+    for log in work.glob("*.jsonl"):
         stem, numerics, offset = log.stem.rsplit("-", 2)
-        path = ROOT / "notebooks" / f"{stem}.ipynb"
-        runs[path.name[:2]].add(f"{numerics} +{offset}")
-        ignored = training_cells(path)
-        for line in log.read_text().splitlines():
-            entry = json.loads(line)
-            if entry["cell"] in ignored or entry["text"].startswith("cell raised"):
-                key = (path.name[:2], entry["cell"], entry["text"], entry.get("pair", -1))
-                records[key].append(entry)
+        runs[stem[:2]].add(f"{numerics} +{offset}")
     for notebook, seen in sorted(runs.items()):
         print(f"notebook {notebook}: {len(seen)} runs ({', '.join(sorted(seen))})")
     print("cells are code-cell indices (nbval's 'Cell N')\n")
     print("\n".join(table(records)))
     broken = sum(any(not e["holds"] for e in entries) for entries in records.values())
     print(f"\n{len(records)} clauses, {broken} broken in at least one run")
+    print(f"{others} further guard clauses gave the same values in every run and held (not shown)")
     return 1 if broken else 0
+
+
+def tabulated_records(
+    work: Path, notebooks: Path = ROOT / "notebooks"
+) -> tuple[dict[Key, list[dict]], int]:
+    """The records of the logs in `work` that the table shows, by clause, and how many clauses
+    of guard cells it leaves out (the same values in every run, held)."""
+    records: dict[Key, list[dict]] = defaultdict(list)
+    guards: set[Key] = set()
+    for log in sorted(work.glob("*.jsonl")):
+        stem = log.stem.rsplit("-", 2)[0]
+        training, other_guards = recorded_cells(notebooks / f"{stem}.ipynb")
+        for line in log.read_text().splitlines():
+            entry = json.loads(line)
+            key = (stem[:2], entry["cell"], entry["text"], entry.get("pair", -1))
+            if entry["cell"] in training or entry["text"].startswith("cell raised"):
+                records[key].append(entry)
+            elif entry["cell"] in other_guards:
+                records[key].append(entry)
+                guards.add(key)
+    hidden = {key for key in guards if not varies_or_breaks(records[key])}
+    return {k: v for k, v in records.items() if k not in hidden}, len(hidden)
 
 
 if __name__ == "__main__":
