@@ -32,11 +32,9 @@ ANSWERS = {
     "08.ladder": """
         That a short run measures how fast a model starts to learn, not what it can learn.
         After 250 steps the one-head model scored {one_head_early:z.3f} against the bigram's
-        {bigram_early:z.3f} (means of the seeds). Without residual connections it starts with two
-        handicaps: the current character reaches the output only through attention's mix of
-        positions, which must first learn where to look, and PyTorch's default layers, each
-        keeping a third of its input's variance, hand that path only a weak signal at step 0.
-        After {steps:,} steps
+        {bigram_early:z.3f} (means of the seeds): without residual connections the current
+        character reaches the output only through attention's mix of positions, which must
+        first learn where to look. After {steps:,} steps
         the one-head model ended at {one_head_end:z.3f}, below the bigram's {bigram_end:z.3f},
         and the order of the rungs kept changing until step {reorder:,}. A ladder of 250-step
         runs would have said that attention hurts.
