@@ -18,11 +18,13 @@ replaced by `raise NotImplementedError()` and every output cleared, lands in
 `release/<name>/<name>.ipynb`.
 
 `release --graded` also builds `release/gptlib`, the copy of gptlib the students install for a
-graded assignment: the modules holding the exercises' references and catalogued mistakes are
-left out, and the results they give on each check's fixed inputs are recorded instead
-(`gptlib.lessons.checks.recorded`). A student's check still passes a right answer and names a
-catalogued mistake, but no reference can be printed (`show_solution` says it is switched off)
-and no reference stands in for an unfinished answer. Grading uses the full checks.
+graded assignment: the modules holding the exercises' references and catalogued mistakes
+(`gptlib/lessons/checks/nbNN.py`) are left out, and the results they give on each check's fixed
+inputs are recorded instead (`gptlib.lessons.checks.recorded`); what the checks need besides
+(the inputs' objects, the adapters, the properties) ships in `gptlib/lessons/checks/harness/`.
+A student's check still passes a right answer and names a catalogued mistake, but no reference
+can be printed (`show_solution` says it is switched off) and no reference stands in for an
+unfinished answer. Every lesson with exercises can be released so. Grading uses the full checks.
 
 `autograde` takes a student's folder of notebooks (the student id is the folder name, or
 `--student`), a single notebook, or a folder of such student folders. It copies each notebook
@@ -203,8 +205,9 @@ def student_package(notebooks: list[Path], out: Path) -> Path:
 
 _NOT_RECORDABLE = (
     "{names} cannot be released graded yet: the recorded checks need every exercise's inputs "
-    "and adapter to load without the modules a graded release leaves out ({why}). Release "
-    "without --graded, or see docs/authoring.md, 'A graded release'"
+    "and adapter to load without the modules a graded release leaves out ({why}). Define them "
+    "at module level in gptlib/lessons/checks/harness/ (docs/authoring.md, 'A graded "
+    "release'), or release without --graded"
 )
 
 

@@ -17,10 +17,13 @@ import copy
 import csv
 import html
 import importlib
+import inspect
 import os
+import re
 import subprocess
 import sys
-from dataclasses import dataclass
+import textwrap
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import matplotlib.image
@@ -537,13 +540,222 @@ def test_autograde_the_capstone_right_and_with_a_model_missing_its_final_norm(tm
     assert ben.failures == (f"nb07-gpt-check: gpt: {message} (misconception: no-final-layernorm)",)
 
 
-def test_a_graded_release_of_a_lesson_that_cannot_be_recorded_is_refused(tmp_path):
-    """Notebook 02's exercises take a retrieval head built by its check module, which a graded
-    release leaves out: the release says so instead of shipping checks that cannot load."""
-    nb02 = ROOT / "notebooks" / "02_scaled_dot_product_attention.ipynb"
-    with pytest.raises(ValueError, match="02_scaled_dot_product_attention cannot be released"):
-        classroom.student_package([nb02], tmp_path / "gptlib-student")
+# --- a graded release: the students' gptlib holds recorded results, not references ----------
+
+GRADED_LESSONS = [p for p in COURSE_NOTEBOOKS if re.fullmatch(r"0[1-9]", p.stem[:2])]
+# Recording runs every catalogued mistake on every input: these lessons' take more than a few
+# seconds here (their mistakes train or run whole models).
+SLOW_TO_RECORD = {"03", "06", "07", "08"}
+# Exercises that ask the student to write again a piece of the library the course builds on:
+# their reference is that library code (gptlib.model, an experiments module), which a graded
+# release keeps because later cells and lessons import it. Every other reference lives in a
+# check module, which the release leaves out.
+REFERENCE_IN_THE_LIBRARY = {
+    "sinusoidal-positions": "gptlib.model",
+    "held-out-losses": "gptlib.lessons.experiments.mask_ablation",
+    "attention-module": "gptlib.model",
+    "mlp": "gptlib.model",
+    "layer_norm": "gptlib.model",
+    "gpt-attention": "gptlib.model",
+    "gpt-mlp": "gptlib.model",
+}
+
+# Lessons whose properties' tests are still in the check module: the students' recorded check
+# leaves those properties out (the instructor's full check applies them).
+PROPERTIES_LEFT_IN_THE_CHECK_MODULE = {"09"}
+
+
+def _graded_params() -> list:
+    return [
+        pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem[:2] in SLOW_TO_RECORD else [])
+        for p in GRADED_LESSONS
+    ]
+
+
+@pytest.fixture(scope="module")
+def graded_package(tmp_path_factory):
+    """The students' gptlib of a graded release of one lesson, built once per lesson."""
+    built: dict[str, Path] = {}
+
+    def package(path: Path) -> Path:
+        if path.stem not in built:
+            out = tmp_path_factory.mktemp(f"graded-{path.stem[:2]}") / "gptlib-student"
+            built[path.stem] = classroom.student_package([path], out)
+        return built[path.stem]
+
+    return package
+
+
+def _lesson_exercises(path: Path) -> list[str]:
+    return classroom.exercises_of([path])
+
+
+def _implementations(exercise) -> list:
+    """The reference and each catalogued mistake's implementation, as functions or classes."""
+    found = [exercise.reference] + [m.implementation for m in exercise.mistakes]
+    return [getattr(f, "func", f) for f in found]
+
+
+def _student_run(package: Path, script: str) -> subprocess.CompletedProcess:
+    """`script` run by Python in a student's environment: only the released gptlib importable
+    (not this repository, whose gptlib holds the check modules)."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True, text=True, cwd=package.parent,
+        env={**os.environ, "PYTHONPATH": str(package)},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("path", _graded_params())
+def test_a_graded_release_holds_no_reference_and_no_mistake(path, graded_package):
+    """No check module in the students' gptlib, and no source of a reference or of a
+    catalogued mistake anywhere in it, except the references that are library code
+    (`REFERENCE_IN_THE_LIBRARY`, which the release keeps on purpose)."""
+    package = graded_package(path)
+    checks = package / "gptlib" / "lessons" / "checks"
+    assert (checks / "recorded.pt").is_file()
+    assert not [p.name for p in checks.glob("nb*")], "a check module was shipped"
+    shipped = {p: p.read_text() for p in (package / "gptlib").rglob("*.py")}
+    for name in _lesson_exercises(path):
+        exercise = REGISTRY[name]
+        if name in REFERENCE_IN_THE_LIBRARY:
+            assert exercise.reference.__module__ == REFERENCE_IN_THE_LIBRARY[name]
+        else:
+            assert re.fullmatch(r"gptlib\.lessons\.checks\.nb\d+", exercise.reference.__module__)
+        for fn in _implementations(exercise)[name in REFERENCE_IN_THE_LIBRARY :]:
+            try:
+                source = textwrap.dedent(inspect.getsource(fn))
+            except (OSError, TypeError):  # a lambda's line, a builtin: nothing to search for
+                continue
+            holding = [str(p.relative_to(package)) for p, text in shipped.items() if source in text]
+            assert not holding, f"{name}: {fn.__qualname__} is shipped in {holding}"
+
+
+@pytest.mark.parametrize("path", _graded_params())
+def test_a_student_cannot_obtain_a_reference(path, graded_package):
+    """What a student might try in a graded release's environment: show_solution, importing
+    the check module, calling or reading an exercise's reference or a mistake's code, the
+    stand-in box. Each says there is nothing to get; the lesson's exercises are registered."""
+    package = graded_package(path)
+    names = _lesson_exercises(path)
+    module = f"gptlib.lessons.checks.nb{path.stem[:2]}"
+    script = f"""
+import contextlib, importlib, inspect, io
+import gptlib.lessons.checks as checks
+from gptlib.lessons.checks import REGISTRY, check
+assert checks.__file__.startswith({str(package)!r}), checks.__file__
+assert sorted(REGISTRY) == {sorted(names)!r}, sorted(REGISTRY)
+for name, exercise in REGISTRY.items():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        checks.show_solution(name)
+    assert out.getvalue().startswith("show_solution is switched off"), out.getvalue()
+    try:
+        exercise.reference()
+    except RuntimeError as e:
+        assert "no reference" in str(e)
+    code = inspect.getsource(exercise.reference)
+    assert "_no_reference" in code and "raise RuntimeError" in code, code
+    for mistake in exercise.mistakes:
+        assert mistake.implementation is exercise.reference
+    def stub(*args, **kwargs):
+        raise NotImplementedError()
+    namespace = {{"stub": stub}}
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        check(name, stub, namespace=namespace)
+    assert namespace["stub"] is stub, "something stood in for the student's answer"
+    assert "not implemented yet" in err.getvalue(), (name, err.getvalue())
+try:
+    importlib.import_module({module!r})
+except ImportError:
+    print("no check module")
+"""
+    done = _student_run(package, script)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["no", "check", "module"]
+
+
+@pytest.mark.parametrize("path", _graded_params())
+def test_a_graded_release_grades_planted_answers_as_the_full_check(
+    path, graded_package, monkeypatch
+):
+    """The lesson's recorded checks, as the students' gptlib loads them, on planted answers:
+    each gets the outcome the full check (the instructor's autograde) gives it: the reference
+    and an independent right answer pass, a stub is not implemented, and each catalogued mistake is
+    named."""
+    from gptlib.lessons.checks import CheckError, NotImplementedYet, verify
+    from gptlib.lessons.checks.core import forget_tries
+    from gptlib.lessons.checks.recorded import load_recording
+    from tests.lessons.checks.test_registry import INDEPENDENT
+
+    package = graded_package(path)
+    names = _lesson_exercises(path)
+    full = {name: REGISTRY[name] for name in names}
+
+    def outcome(name: str, answer) -> str:
+        forget_tries()
+        try:
+            verify(name, answer)
+        except NotImplementedYet:
+            return "not implemented"
+        except CheckError as e:
+            return e.mistake or "wrong"
+        return "passed"
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError()
+
+    planted = {
+        name: [("reference", full[name].reference), ("independent", INDEPENDENT[name])]
+        + [("stub", stub)]
+        + [(m.name, m.implementation) for m in full[name].mistakes]
+        for name in names
+    }
+    expected = {(n, label): outcome(n, answer) for n in names for label, answer in planted[n]}
+    recorded = load_recording(package / "gptlib" / "lessons" / "checks" / "recorded.pt")
+    assert sorted(r.name for r in recorded) == sorted(names)
+    for exercise in recorded:
+        assert not exercise.has_solution
+        if path.stem[:2] not in PROPERTIES_LEFT_IN_THE_CHECK_MODULE:
+            assert len(exercise.properties) == len(full[exercise.name].properties)
+        monkeypatch.setitem(REGISTRY, exercise.name, exercise)
+    got = {(n, label): outcome(n, answer) for n in names for label, answer in planted[n]}
+    forget_tries()
+    assert got == expected
+    for n in names:
+        assert expected[n, "reference"] == expected[n, "independent"] == "passed"
+        assert expected[n, "stub"] == "not implemented"
+        for m in full[n].mistakes:
+            assert expected[n, m.name] not in ("passed", "wrong"), (n, m.name)
+
+
+def test_a_graded_release_of_a_lesson_that_cannot_be_recorded_is_refused(tmp_path, monkeypatch):
+    """An exercise whose adapter lives where a graded release cannot ship it (here a lambda,
+    which cannot be pickled by name) is refused, naming the notebook, instead of shipping
+    checks that cannot load."""
+    nb09 = ROOT / "notebooks" / "09_cost_accounting.ipynb"
+    exercise = REGISTRY["training-gpu-hours"]
+    monkeypatch.setitem(REGISTRY, exercise.name, replace(exercise, adapt=lambda answer: answer))
+    with pytest.raises(ValueError, match="09_cost_accounting cannot be released graded yet"):
+        classroom.student_package([nb09], tmp_path / "gptlib-student")
     assert not (tmp_path / "gptlib-student").exists()
+
+
+def test_the_shipped_harness_never_imports_a_check_module():
+    """What a graded release ships of the checks (checks/harness/) imports no nbNN module,
+    which the release leaves out."""
+    harness = ROOT / "gptlib" / "lessons" / "checks" / "harness"
+    for path in harness.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            else:
+                continue
+            for module in modules:
+                assert not re.search(r"checks\.nb\d", module), f"{path.name} imports {module}"
 
 
 def test_a_graded_release_gives_students_checks_without_solutions(tmp_path):
@@ -554,6 +766,7 @@ def test_a_graded_release_gives_students_checks_without_solutions(tmp_path):
     built by its check module, cannot be recorded yet: docs/authoring.md says which.)"""
     nb09 = ROOT / "notebooks" / "09_cost_accounting.ipynb"
     package = classroom.student_package([nb09], tmp_path / "gptlib-student")
+    names = sorted(classroom.exercises_of([nb09]))
     checks = package / "gptlib" / "lessons" / "checks"
     assert not list(checks.glob("nb*.py")) and (checks / "recorded.pt").is_file()
     script = """
@@ -561,9 +774,7 @@ import io, contextlib
 import gptlib.lessons.checks as checks
 from gptlib.lessons.checks import REGISTRY, CheckError, show_solution, verify
 assert checks.__file__.startswith(PACKAGE), checks.__file__
-assert sorted(REGISTRY) == [
-    "flops-per-token", "llama-block-parameters", "training-gpu-hours"
-], sorted(REGISTRY)
+assert sorted(REGISTRY) == NAMES, sorted(REGISTRY)
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     show_solution("training-gpu-hours")
@@ -594,7 +805,7 @@ except CheckError as e:
     print("named", e.mistake)
 """
     done = subprocess.run(
-        [sys.executable, "-c", f"PACKAGE = {str(package)!r}\n" + script],
+        [sys.executable, "-c", f"PACKAGE = {str(package)!r}\nNAMES = {names!r}\n" + script],
         capture_output=True, text=True, cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(package)},
     )  # fmt: skip

@@ -15,15 +15,23 @@
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable
 
 import torch
 
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
-from gptlib.model import attention_with_weights, causal_mask, sinusoidal_positions
-
-Layer = Callable[[torch.Tensor], torch.Tensor]
+from gptlib.lessons.checks.harness.nb01 import (
+    AttentionLayer,
+    Layer,
+    Positioned,
+    Stacked,
+    keeps_the_gradient,
+    non_negative,
+    nothing_to_reorder,
+    row_zero_is_sin0_cos0,
+    self_similarity,
+)
+from gptlib.model import sinusoidal_positions
 
 # --- Exercise 1: the permutation test --------------------------------------------------------
 
@@ -44,37 +52,24 @@ def _permutation_test(f: Layer, x: torch.Tensor, perm: torch.Tensor):
     return gap, prefix
 
 
-def _layer(g: torch.Generator, d: int, d_out: int, causal: bool) -> Layer:
-    """One attention layer without positions, like the notebook's: [..., T, d] → [..., T, d_out]."""
-    W_Q, W_K, W_V = (torch.randn(d, d_out, generator=g) / math.sqrt(d) for _ in range(3))
-
-    def layer(x: torch.Tensor) -> torch.Tensor:
-        mask = causal_mask(x.shape[-2]) if causal else None
-        return attention_with_weights(x @ W_Q, x @ W_K, x @ W_V, mask=mask)[0]
-
-    return layer
-
-
 def _permutation_inputs(g: torch.Generator) -> list[tuple]:
     # The notebook's shapes (six tokens of width 8) and its kinds of layer: one layer without a
     # mask (every answer's gap and prefix are 0 there, so a wrong comparison shows first), two
     # causal layers, and one layer that adds position vectors. The permutations move every
     # position and are not their own inverses.
-    one = _layer(g, 4, 3, causal=False)
-    first, second = _layer(g, 8, 8, causal=True), _layer(g, 8, 8, causal=True)
+    one = AttentionLayer.drawn(g, 4, 3, causal=False)
+    first = AttentionLayer.drawn(g, 8, 8, causal=True)
+    second = AttentionLayer.drawn(g, 8, 8, causal=True)
     positions = torch.randn(6, 8, generator=g)
-    with_positions = _layer(g, 8, 5, causal=False)
-
-    def two_causal(x: torch.Tensor) -> torch.Tensor:
-        return second(first(x))
-
-    def positioned(x: torch.Tensor) -> torch.Tensor:
-        return with_positions(x + positions)
-
+    with_positions = AttentionLayer.drawn(g, 8, 5, causal=False)
     return [
         (one, torch.randn(5, 4, generator=g), torch.tensor([2, 0, 4, 1, 3])),
-        (two_causal, torch.randn(6, 8, generator=g), torch.tensor([2, 5, 4, 1, 0, 3])),
-        (positioned, torch.randn(6, 8, generator=g), torch.tensor([1, 3, 5, 0, 2, 4])),
+        (Stacked(first, second), torch.randn(6, 8, generator=g), torch.tensor([2, 5, 4, 1, 0, 3])),
+        (
+            Positioned(with_positions, positions),
+            torch.randn(6, 8, generator=g),
+            torch.tensor([1, 3, 5, 0, 2, 4]),
+        ),
     ]
 
 
@@ -115,28 +110,6 @@ def _last_position_only(f: Layer, x: torch.Tensor, perm: torch.Tensor):
     return gap, torch.cat([torch.zeros(len(prefix) - 1), prefix[-1:]])
 
 
-def _non_negative(out, f: Layer, x: torch.Tensor, perm: torch.Tensor) -> str | None:
-    gap, prefix = out
-    if isinstance(gap, torch.Tensor) and (gap < -1e-6).any():
-        return "a gap is negative, but a largest absolute difference cannot be"
-    return None
-
-
-def _nothing_to_reorder(out, f: Layer, x: torch.Tensor, perm: torch.Tensor) -> str | None:
-    prefix = out[1]
-    if (
-        isinstance(prefix, torch.Tensor)
-        and prefix.shape == (len(x),)
-        and prefix[:2].abs().max() > 1e-5
-    ):
-        return (
-            "positions 0 and 1 have fewer than two tokens before them, so there is one order "
-            f"only and nothing can change, yet your prefix starts "
-            f"{float(prefix[0]):z.4f}, {float(prefix[1]):z.4f}"
-        )
-    return None
-
-
 register(
     Exercise(
         name="permutation-test",
@@ -145,8 +118,8 @@ register(
         make_inputs=_permutation_inputs,
         returns=("gap", "prefix"),
         properties=(
-            Property("sizes", _non_negative),
-            Property("positions 0 and 1", _nothing_to_reorder),
+            Property("sizes", non_negative),
+            Property("positions 0 and 1", nothing_to_reorder),
         ),
         mistakes=(
             Mistake(
@@ -285,16 +258,6 @@ def _embed_inputs(g: torch.Generator) -> list[tuple]:
     ]
 
 
-def _keeps_the_gradient(x: torch.Tensor, idx: torch.Tensor, E: torch.Tensor, P: torch.Tensor):
-    if (E.requires_grad or P.requires_grad) and not x.requires_grad:
-        return (
-            "the result carries no gradient back to the two tables (detaching, reading the "
-            "raw data or building a new tensor cuts it), so a model using it could never "
-            "train them"
-        )
-    return None
-
-
 register(
     Exercise(
         name="embed",
@@ -342,7 +305,7 @@ register(
                 fix="no .detach(), .data or torch.no_grad(): return E[idx] + P[:T]",
             ),
         ),
-        properties=(Property("gradient path", _keeps_the_gradient),),
+        properties=(Property("gradient path", keeps_the_gradient),),
         hints=(
             "Two lookups and a sum: each token id picks a row of the token table, each position "
             "index picks a row of the position table, and the position rows are the same for "
@@ -396,13 +359,6 @@ def _halves(T: int, d: int, base: float) -> torch.Tensor:
 
 def _positions_from_one(T: int, d: int, base: float) -> torch.Tensor:
     return sinusoidal_positions(T + 1, d, base)[1:]
-
-
-def _row_zero_is_sin0_cos0(table: torch.Tensor, T: int, d: int, base: float) -> str | None:
-    expected = torch.tensor([0.0, 1.0]).repeat(d // 2)
-    if not torch.allclose(table[0].float(), expected, atol=1e-5):
-        return f"position 0 should be (sin 0, cos 0, ...) = (0, 1, 0, 1, ...), got {table[0][:4]}"
-    return None
 
 
 register(
@@ -465,7 +421,7 @@ register(
                 fix="use base in the exponent instead of the constant 10000",
             ),
         ),
-        properties=(Property("position 0", _row_zero_is_sin0_cos0),),
+        properties=(Property("position 0", row_zero_is_sin0_cos0),),
         hints=(
             "Each pair of columns is one frequency: a position times that frequency is an "
             "angle, and the pair holds the sine and the cosine of the angle. The frequencies "
@@ -571,17 +527,6 @@ def _offset_inputs(g: torch.Generator) -> list[tuple]:
     ]
 
 
-def _self_similarity(out, P: torch.Tensor) -> str | None:
-    by_offset = out[0]
-    if isinstance(by_offset, torch.Tensor) and by_offset.shape == (len(P),):
-        if abs(float(by_offset[0]) - 1) > 1e-4:
-            return (
-                "at offset 0 every position is paired with itself, so the mean cosine must be "
-                f"1; yours is {float(by_offset[0]):z.4f}"
-            )
-    return None
-
-
 register(
     Exercise(
         name="similarity-by-offset",
@@ -589,7 +534,7 @@ register(
         reference=_similarity_by_offset,
         make_inputs=_offset_inputs,
         returns=("by_offset", "share"),
-        properties=(Property("offset 0", _self_similarity),),
+        properties=(Property("offset 0", self_similarity),),
         mistakes=(
             Mistake(
                 "dot-products",

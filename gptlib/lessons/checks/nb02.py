@@ -16,7 +16,14 @@ import torch
 import torch.nn.functional as F
 
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
-from gptlib.lessons.experiments.saturation import RetrievalHead, RetrievalTask
+from gptlib.lessons.checks.harness.nb02 import (
+    attention_weights_ok,
+    gradients_ok,
+    measures_in_range,
+    on_a_head,
+    sums_to_one,
+)
+from gptlib.lessons.experiments.saturation import RetrievalTask
 from gptlib.model import causal_mask
 
 
@@ -55,15 +62,6 @@ def _shifted_softmax(shift):
         return e / e.sum(dim=-1, keepdim=True)
 
     return softmax
-
-
-def _sums_to_one(weights: torch.Tensor, *inputs: object) -> str | None:
-    sums = weights.sum(dim=-1)
-    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-5):
-        return f"each row must sum to 1 over the last axis, got sums {sums.flatten()[:4]}"
-    if (weights < 0).any():
-        return "weights must be non-negative"
-    return None
 
 
 register(
@@ -148,7 +146,7 @@ register(
                 fix="e = shifted.exp(), then e / e.sum(dim=-1, keepdim=True)",
             ),
         ),
-        properties=(Property("rows sum to 1", _sums_to_one),),
+        properties=(Property("rows sum to 1", sums_to_one),),
         hints=(
             "Softmax does not change when the same number is subtracted from every score of a "
             "row. Pick the number that keeps every exponent at or below 0, so that exp cannot "
@@ -223,20 +221,6 @@ def _scaled_by(factor):
 
 def _right_scores(q, k, v, mask):
     return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-
-
-def _attention_weights_ok(output: tuple, q, k, v, mask=None) -> str | None:
-    if not isinstance(output, tuple | list) or len(output) != 2:
-        return "return a pair (output, weights)"
-    problem = _sums_to_one(output[1])
-    if problem is None and mask is not None:
-        leaked = output[1].detach().float().masked_fill(mask, 0.0).abs().max().item()
-        if leaked > 1e-6:
-            problem = (
-                f"a key the mask blocks (mask False) got weight {leaked:z.3g}; blocked keys must "
-                "get weight 0"
-            )
-    return problem
 
 
 register(
@@ -353,7 +337,7 @@ register(
                 fix="if mask is not None: scores = scores.masked_fill(~mask, float('-inf'))",
             ),
         ),
-        properties=(Property("weights", _attention_weights_ok),),
+        properties=(Property("weights", attention_weights_ok),),
         returns=("the output", "the weights"),
         hints=(
             "Three steps: compare every query with every key (a dot product, divided by the "
@@ -442,24 +426,6 @@ def _gradient_at_the_weights(q, k, upstream, scaled):
     """measure_softmax with the gradient read on the weights: ∂(Σ p·g)/∂p is g itself."""
     score_std, max_weight, entropy, _ = _measure_softmax(q, k, upstream, scaled)
     return score_std, max_weight, entropy, upstream.norm(dim=-1).mean().item()
-
-
-def _measures_in_range(output: tuple, q, k, upstream, scaled) -> str | None:
-    if not isinstance(output, tuple | list) or len(output) != 4:
-        return "return four numbers: (score std, max weight, entropy, grad norm)"
-    n_keys = k.shape[1]
-    max_weight, entropy = float(output[1]), float(output[2])
-    if not 1 / n_keys - 1e-6 <= max_weight <= 1 + 1e-6:
-        return (
-            f"the mean largest weight of a row of {n_keys} weights lies between 1/{n_keys} "
-            f"(uniform) and 1 (one-hot); yours is {max_weight:z.4g}"
-        )
-    if not -1e-6 <= entropy <= math.log(n_keys) + 1e-6:
-        return (
-            f"the entropy of a row of {n_keys} weights lies between 0 (one-hot) and ln "
-            f"{n_keys} = {math.log(n_keys):z.3f} nats (uniform); yours is {entropy:z.4g}"
-        )
-    return None
 
 
 register(
@@ -586,7 +552,7 @@ register(
                 fix="grad.norm(dim=-1).mean()",
             ),
         ),
-        properties=(Property("measures", _measures_in_range),),
+        properties=(Property("measures", measures_in_range),),
         returns=("the score std", "the mean max weight", "the mean entropy", "the mean grad norm"),
         rtol=1e-3,
         hints=(
@@ -617,17 +583,6 @@ def _first_step_gradients(
     return head.W_Q.weight.grad.norm().item(), head.W_K.weight.grad.norm().item(), per_example
 
 
-def _head_with_stale_gradients(d_k: int, scaled: bool, seed: int) -> RetrievalHead:
-    """A retrieval head of width d_k whose .grad fields hold the gradient of another batch, as
-    after an earlier training step."""
-    task = RetrievalTask()
-    head = RetrievalHead(task, d_k, scaled, 32, torch.Generator().manual_seed(seed))
-    keys, values, queried = task.batch(8, torch.Generator().manual_seed(seed + 100))
-    logits, _ = head(keys, values, queried)
-    F.cross_entropy(logits, values.gather(1, queried[:, None])[:, 0]).backward()
-    return head
-
-
 def _gradient_inputs(g: torch.Generator) -> list[tuple]:
     # (d_k, scaled, seed) of the head, then a batch. First what notebook 02 feeds: d_k = 512,
     # 32 examples, unscaled then scaled; then a narrow head and a batch of 5. Every head
@@ -638,15 +593,6 @@ def _gradient_inputs(g: torch.Generator) -> list[tuple]:
         ((512, True, 0), *task.batch(32, g)),
         ((8, True, 3), *task.batch(5, g)),
     ]
-
-
-def _on_a_head(answer):
-    """The answer called on a freshly built head (with stale gradients) for each input."""
-
-    def run(spec: tuple[int, bool, int], keys, values, queried):
-        return answer(_head_with_stale_gradients(*spec), keys, values, queried)
-
-    return run
 
 
 def _gradients_with(*, target=None, zero_grad=True, keep=True, reduction="mean", times_b=True):
@@ -691,21 +637,13 @@ def _weight_norms(head, keys, values, queried):
     return head.W_Q.weight.norm().item(), head.W_K.weight.norm().item(), per_example
 
 
-def _gradients_ok(output: tuple, spec, keys, values, queried) -> str | None:
-    if not isinstance(output, tuple | list) or len(output) != 3:
-        return (
-            "return three things: (W_Q's gradient norm, W_K's gradient norm, the scores' gradients)"
-        )
-    return None
-
-
 register(
     Exercise(
         name="first-step-gradients",
         notebook="02_scaled_dot_product_attention",
         reference=_first_step_gradients,
         make_inputs=_gradient_inputs,
-        adapt=_on_a_head,
+        adapt=on_a_head,
         mistakes=(
             Mistake(
                 "zero-grad-forgotten",
@@ -779,7 +717,7 @@ register(
                 fix="scores.retain_grad() right after the forward pass",
             ),
         ),
-        properties=(Property("three results", _gradients_ok),),
+        properties=(Property("three results", gradients_ok),),
         returns=("W_Q's gradient norm", "W_K's gradient norm", "the scores' gradients"),
         hints=(
             "One forward pass of the batch, the training loss (the cross-entropy of the logits "

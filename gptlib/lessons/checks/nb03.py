@@ -11,6 +11,14 @@ import torch.nn.functional as F
 
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar
 from gptlib.lessons.checks.core import Exercise, Mistake, Property, register
+from gptlib.lessons.checks.harness.nb03 import (
+    SameDropoutEachCall,
+    below_the_uniform_guess,
+    future_is_zero,
+    no_gradients,
+    no_negative_sizes,
+    rows_sum_to_one,
+)
 from gptlib.lessons.experiments.causality import with_causal
 from gptlib.lessons.experiments.mask_ablation import held_out_losses
 from gptlib.model import GPT, GPTConfig, causal_mask
@@ -43,21 +51,6 @@ def _ones(scores: torch.Tensor) -> torch.Tensor:
     return torch.ones(T, T, dtype=torch.bool)
 
 
-def _rows_sum_to_one(out: torch.Tensor, scores: torch.Tensor) -> str | None:
-    sums = out.sum(dim=-1)
-    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-5):
-        return (
-            f"rows should sum to 1, but some sum to {sums.flatten()[sums.flatten().argmin()]:z.3f}"
-        )
-    return None
-
-
-def _future_is_zero(out: torch.Tensor, scores: torch.Tensor) -> str | None:
-    if (out.triu(diagonal=1) != 0).any():
-        return "weights above the diagonal (keys after the query) must be exactly 0"
-    return None
-
-
 def _after_softmax(scores: torch.Tensor) -> torch.Tensor:
     allowed = causal_mask(scores.shape[-1])
     return torch.softmax(scores, dim=-1).masked_fill(~allowed, 0.0)
@@ -80,8 +73,8 @@ register(
         reference=_reference_weights,
         make_inputs=_scores_inputs,
         properties=(
-            Property("rows sum to 1", _rows_sum_to_one),
-            Property("no weight on the future", _future_is_zero),
+            Property("rows sum to 1", rows_sum_to_one),
+            Property("no weight on the future", future_is_zero),
         ),
         mistakes=(
             Mistake(
@@ -234,19 +227,13 @@ def _largest(diff: torch.Tensor) -> torch.Tensor:
     return diff.abs().amax(dim=(0, 2))
 
 
-def _no_negative_sizes(out: torch.Tensor, model, idx, other) -> str | None:
-    if (out < 0).any():
-        return "a change is a size: no entry can be negative"
-    return None
-
-
 register(
     Exercise(
         name="output-changes",
         notebook="03_the_causal_mask",
         reference=output_changes,
         make_inputs=_changes_inputs,
-        properties=(Property("sizes", _no_negative_sizes),),
+        properties=(Property("sizes", no_negative_sizes),),
         mistakes=(
             Mistake(
                 "signed-change",
@@ -430,23 +417,13 @@ def _floor_mean_of_ratios(grammar: Grammar) -> float:
     return p * with_tail + (1 - p) * without
 
 
-def _below_the_uniform_guess(out: float, grammar: Grammar) -> str | None:
-    uniform = math.log(len(grammar.alphabet()))
-    if not 0 < float(out) < uniform:
-        return (
-            f"the floor must lie between 0 and ln {len(grammar.alphabet())} = {uniform:z.3f}, the "
-            f"loss of a uniform guess over the alphabet; got {float(out):z.4f}"
-        )
-    return None
-
-
 register(
     Exercise(
         name="entropy-floor",
         notebook="03_the_causal_mask",
         reference=entropy_floor,
         make_inputs=_grammar_inputs,
-        properties=(Property("below a uniform guess", _below_the_uniform_guess),),
+        properties=(Property("below a uniform guess", below_the_uniform_guess),),
         mistakes=(
             Mistake(
                 "uniform-over-characters",
@@ -523,17 +500,6 @@ register(
 # --- Exercise 4: the held-out losses of a trained model ----------------------------------------
 
 
-class _SameDropoutEachCall(GPT):
-    """A GPT with dropout that draws the same masks on every call: a measurement taken in
-    training mode then differs from one in evaluation mode the same way every time, so the check
-    can name that mistake. The global random state is left as it was."""
-
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
-            return super().forward(idx, targets)
-
-
 def _held_out_inputs(generator: torch.Generator) -> list[tuple]:
     # Small models without and with the mask, one with dropout left in training mode, and the
     # lesson's shapes: 32 windows of 32 characters of a 27-character alphabet, d = 64.
@@ -541,7 +507,7 @@ def _held_out_inputs(generator: torch.Generator) -> list[tuple]:
         torch.manual_seed(7)
         small = GPTConfig(vocab_size=7, d_model=16, n_heads=2, n_layers=2, max_len=8)
         masked = GPT(small).eval()
-        dropout = _SameDropoutEachCall(replace(small, dropout=0.2))  # in training mode
+        dropout = SameDropoutEachCall(replace(small, dropout=0.2))  # in training mode
         lesson = GPT(GPTConfig(27, d_model=64, n_heads=4, n_layers=2, max_len=32)).eval()
         unmasked, lesson_unmasked = with_causal(masked, False), with_causal(lesson, False)
 
@@ -599,12 +565,6 @@ def _mean(losses: torch.Tensor) -> torch.Tensor:
     return losses.mean(dim=0)
 
 
-def _no_gradients(out: tuple, model, x, y) -> str | None:
-    if any(isinstance(o, torch.Tensor) and o.requires_grad for o in out):
-        return "the losses still carry an autograd graph (requires_grad=True)"
-    return None
-
-
 register(
     Exercise(
         name="held-out-losses",
@@ -612,7 +572,7 @@ register(
         reference=held_out_losses,
         make_inputs=_held_out_inputs,
         returns=("visible", "alone"),
-        properties=(Property("measured without gradients", _no_gradients),),
+        properties=(Property("measured without gradients", no_gradients),),
         mistakes=(
             Mistake(
                 "gradients-on",

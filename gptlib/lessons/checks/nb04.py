@@ -12,8 +12,15 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from gptlib.lessons.checks.core import CheckError, Exercise, Mistake, register
-from gptlib.lessons.checks.weights import load_weights
+from gptlib.lessons.checks.core import Exercise, Mistake, register
+from gptlib.lessons.checks.harness.nb04 import (
+    Queries,
+    heads_of,
+    heads_scrambled,
+    negative_running_total,
+    read_as_lists,
+    run_module,
+)
 from gptlib.lessons.experiments.multihead import scramble_head_split
 from gptlib.model import CausalSelfAttention, causal_mask
 
@@ -110,31 +117,6 @@ register(
 # `qkv` and `proj` Linear layers, as gptlib's CausalSelfAttention does; the merge is checked
 # through the module. The check builds it, loads the state
 # dict of a CausalSelfAttention with random weights into it, and compares the outputs.
-
-MODULE_HINT = (
-    "Create self.qkv = nn.Linear(d_model, 3 * d_model) and self.proj = nn.Linear(d_model, "
-    "d_model) (with their biases, nn.Linear's default)"
-)
-
-
-def run_module(
-    module_class: type, exercise: str = "attention-module"
-) -> Callable[..., torch.Tensor]:
-    """The answer as a function of one test input: build, load the weights, run on x.
-    `exercise` names the exercise in a weight misfit's message (07 asks for the module again)."""
-
-    def run(
-        d_model: int, n_heads: int, weights: dict[str, torch.Tensor], x: torch.Tensor
-    ) -> torch.Tensor:
-        module = module_class(d_model, n_heads)
-        try:
-            load_weights(module, weights)
-        except ValueError as error:
-            raise CheckError(exercise, f"{error}. {MODULE_HINT}") from None
-        with torch.no_grad():
-            return module.eval()(x)
-
-    return run
 
 
 def module_inputs(generator: torch.Generator) -> list[tuple]:
@@ -398,33 +380,17 @@ def _drawn(module: nn.Module, generator: torch.Generator) -> nn.Module:
     return module.eval()
 
 
-class _Queries(nn.Module):
-    """The queries of `attn`'s forward pass, split by `split`: x [B, T, d] → [B, h, T, d_h]."""
-
-    def __init__(self, attn: CausalSelfAttention, split: Callable) -> None:
-        super().__init__()
-        self.attn, self.split = attn, split
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.split(self.attn.qkv(x).split(self.attn.d_model, dim=-1)[0])
-
-
-def _negative_running_total(x: torch.Tensor) -> torch.Tensor:
-    """[B, T, d] → [B, T, 1]: minus the running sum of feature 0; a nudge only lowers it."""
-    return -x[..., :1].cumsum(dim=1)
-
-
 def moved_inputs(generator: torch.Generator) -> list[tuple]:
     with torch.random.fork_rng():  # building the layers draws numbers: not from the notebook's
         attn128 = _drawn(CausalSelfAttention(128, 4), generator)
         attn16 = _drawn(CausalSelfAttention(16, 4), generator)
         attn64 = scramble_head_split(_drawn(CausalSelfAttention(64, 4), generator))
-    wide = functools.partial(_split_without_transpose, n_heads=4)
+    wide = functools.partial(heads_scrambled, n_heads=4)
     return [
-        (functools.partial(_split, n_heads=3), torch.randn(2, 5, 12, generator=generator)),
-        (_negative_running_total, torch.randn(2, 6, 3, generator=generator)),
-        (_Queries(attn128, wide), torch.randn(2, 8, 128, generator=generator)),
-        (_Queries(attn128, attn128.split_heads), torch.randn(2, 8, 128, generator=generator)),
+        (functools.partial(heads_of, n_heads=3), torch.randn(2, 5, 12, generator=generator)),
+        (negative_running_total, torch.randn(2, 6, 3, generator=generator)),
+        (Queries(attn128, wide), torch.randn(2, 8, 128, generator=generator)),
+        (Queries(attn128, attn128.split_heads), torch.randn(2, 8, 128, generator=generator)),
         (attn16, torch.randn(2, 8, 16, generator=generator)),
         (attn64, torch.randn(1, 32, 64, generator=generator)),
     ]
@@ -501,15 +467,6 @@ register(
 # --- Exercise 4: the later tokens each position reads ---------------------------------------
 
 
-def _as_lists(result: object) -> object:
-    """A list of lists of Python ints, whatever sequences or tensors the answer used; anything
-    else unchanged (the check then says what it expected)."""
-    try:
-        return [[int(s) for s in row] for row in result]
-    except (TypeError, ValueError, RuntimeError):
-        return result
-
-
 def _reads_ahead(moved: torch.Tensor) -> list[list[int]]:
     T = moved.shape[0]
     return [[s for s in range(t + 1, T) if moved[s, t]] for t in range(T)]
@@ -555,7 +512,7 @@ register(
         notebook="04_multi_head_attention",
         reference=_reads_ahead,
         make_inputs=reads_ahead_inputs,
-        adapt=lambda answer: lambda moved: _as_lists(answer(moved)),
+        adapt=read_as_lists,
         mistakes=(
             Mistake(
                 "read-the-wrong-way",

@@ -6,9 +6,6 @@ each block."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -17,9 +14,12 @@ from gptlib.lessons.checks.core import (
     Exercise,
     Mistake,
     Property,
-    exercise_named,
-    mistake_error,
     register,
+)
+from gptlib.lessons.checks.harness.nb06 import (
+    nearly_unit_variance,
+    on_a_fresh_model,
+    zero_mean_per_token,
 )
 from gptlib.lessons.experiments import norm_placement as npl
 from gptlib.lessons.experiments.gradient_norms import loss_gradient_norms
@@ -45,29 +45,6 @@ def _layer_norm_inputs(g: torch.Generator) -> list[tuple]:
     return cases
 
 
-def _zero_mean_per_token(out, x, gamma, beta, eps):
-    normalised = (out - beta) / gamma
-    worst = normalised.mean(dim=-1).abs().max().item()
-    if worst > 1e-3:
-        return (
-            f"after undoing γ and β, a token's features should average 0, but one averages "
-            f"{worst:z.3g}; subtract each token's mean over its own d features (the last axis)"
-        )
-    return None
-
-
-def _nearly_unit_variance(out, x, gamma, beta, eps):
-    normalised = ((out - beta) / gamma)[:, :-1]  # the last token is nearly constant: skip it
-    variance = normalised.pow(2).mean(dim=-1)
-    worst = (variance - 1).abs().max().item()
-    if worst > 1e-3:
-        return (
-            f"after undoing γ and β, a token's features should have variance 1, but one is off "
-            f"by {worst:z.3g}"
-        )
-    return None
-
-
 def _normalise(x, mean, var, eps):
     return (x - mean) / torch.sqrt(var + eps)
 
@@ -79,8 +56,8 @@ register(
         reference=layer_norm,
         make_inputs=_layer_norm_inputs,
         properties=(
-            Property("zero mean", _zero_mean_per_token),
-            Property("unit variance", _nearly_unit_variance),
+            Property("zero mean", zero_mean_per_token),
+            Property("unit variance", nearly_unit_variance),
         ),
         mistakes=(
             Mistake(
@@ -372,35 +349,6 @@ def _stream_inputs(g: torch.Generator) -> list[tuple]:
     ]
 
 
-def _model(norm: str, n_layers: int, seed: int, stale: bool, inputs, targets) -> nn.Module:
-    model = npl.build_model(norm, n_layers, seed=seed)
-    if stale:  # an earlier backward pass, on other targets, left its gradient in .grad
-        _, loss = model(inputs, targets.roll(1, dims=1))
-        loss.backward()
-    return model
-
-
-def _on_a_fresh_model(name: str, empty_grad: str) -> Callable[[Any], Callable[..., Any]]:
-    """`adapt` of the two exercises: build the input's model, then call the answer on it; an
-    answer that reads a gradient that is still None is named as mistake `empty_grad`."""
-
-    def adapt(answer: Callable[..., Any]) -> Callable[..., Any]:
-        def run(norm, n_layers, seed, stale, inputs, targets):
-            model = _model(norm, n_layers, seed, stale, inputs, targets)
-            try:
-                return answer(model, inputs, targets)
-            except (AttributeError, TypeError) as exc:
-                if "NoneType" not in str(exc):
-                    raise
-                exercise = exercise_named(name)
-                mistake = next(m for m in exercise.mistakes if m.name == empty_grad)
-                raise mistake_error(exercise, mistake) from exc
-
-        return run
-
-    return adapt
-
-
 def _whole(grads: list[torch.Tensor]) -> torch.Tensor:
     """The norm of a block's gradients laid end to end."""
     return torch.cat(grads).norm()
@@ -451,7 +399,7 @@ register(
         notebook="06",
         reference=loss_gradient_norms,
         make_inputs=_gradient_inputs,
-        adapt=_on_a_fresh_model("block_gradient_norms", "read-before-backward"),
+        adapt=on_a_fresh_model("block_gradient_norms", "read-before-backward"),
         mistakes=(
             Mistake(
                 "read-before-backward",
@@ -577,7 +525,7 @@ register(
         notebook="06",
         reference=_stream_profile,
         make_inputs=_stream_inputs,
-        adapt=_on_a_fresh_model("stream_profile", "gradient-not-kept"),
+        adapt=on_a_fresh_model("stream_profile", "gradient-not-kept"),
         atol=1e-8,
         returns=("sizes", "grads"),
         mistakes=(

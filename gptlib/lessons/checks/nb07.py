@@ -5,27 +5,37 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
-from collections.abc import Callable
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib.lessons.checks.compare import outputs_match
 from gptlib.lessons.checks.core import (
-    CheckError,
     Exercise,
     Mistake,
     Property,
-    exercise_named,
-    mistake_error,
     register,
 )
+from gptlib.lessons.checks.harness.nb05 import run_mlp
+from gptlib.lessons.checks.harness.nb07 import (
+    BUFFER_IN_STATE_DICT,
+    GRADIENT_CUT,
+    IN_PLACE,
+    NOT_TIED,
+    ONE_BLOCK_SHARED,
+    OTHER_DEFAULTS,
+    TIED_ALWAYS,
+    Projections,
+    forked_adapt,
+    keeps_the_prompt,
+    loss_is_a_number,
+    own_random_stream,
+    run_gpt,
+    run_module,
+    run_step_by_step,
+)
 from gptlib.lessons.checks.nb04 import ATTENTION_MODULE_MISTAKES
-from gptlib.lessons.checks.nb05 import MLP_MISTAKES, mlp_inputs, run_mlp
-from gptlib.lessons.checks.weights import load_weights, unexpected_buffers
+from gptlib.lessons.checks.nb05 import MLP_MISTAKES, mlp_inputs
 from gptlib.model import GPT as LibraryGPT
 from gptlib.model import MLP as LibraryMLP
 from gptlib.model import Block as LibraryBlock
@@ -46,23 +56,6 @@ from gptlib.model import GPTConfig
 # gradient with gptlib's; the capstone is also built with its default sizes, the chapter's,
 # as section 8 builds it. A check leaves torch's global random stream as it found it, so that
 # the notebook's next random draws do not depend on what the checks build.
-
-
-def _own_random_stream(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`fn` run on a fork of torch's global random stream: building the check's models and the
-    student's leaves the notebook's next random draws as they were."""
-
-    @functools.wraps(fn)
-    def forked(*args: Any, **kwargs: Any) -> Any:
-        with torch.random.fork_rng(devices=[]):
-            return fn(*args, **kwargs)
-
-    return forked
-
-
-def _forked_adapt(adapt: Callable[[Any], Callable[..., Any]]) -> Callable[[Any], Callable]:
-    """An `adapt` whose adapted functions run on a fork of the global random stream."""
-    return lambda answer: _own_random_stream(adapt(answer))
 
 
 def _lively(module: nn.Module, g: torch.Generator) -> nn.Module:
@@ -87,138 +80,6 @@ class _Attention(LibraryAttention):
 
     def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__(d_model, n_heads, fused=False)
-
-
-# --- what later cells do with a module: a strict load, a forward and a backward pass -------
-
-BUFFER_IN_STATE_DICT = (
-    "buffer-in-the-state-dict",
-    "your module keeps a tensor that is not a weight (a mask, say) in its state dict. "
-    "gptlib's state dict holds weights only, and section 8 moves weights between your model "
-    "and gptlib's with a strict load, which refuses any name that only one side has. A tensor "
-    "that can be rebuilt belongs outside the state dict, or can be made anew in forward.",
-    'register it as a non-persistent buffer: self.register_buffer("mask", mask, '
-    "persistent=False), or build the mask inside forward",
-)
-IN_PLACE = (
-    "in-place-on-a-saved-tensor",
-    "your forward pass changes, in place, a tensor that autograd kept for the backward pass "
-    "(an augmented assignment such as +=, or a method whose name ends in an underscore). The "
-    "numbers come out right, but training's backward pass (section 10) stops with an error. "
-    "Make a new tensor for each result instead of changing one.",
-    "write x = x + self.attn(self.ln1(x)) rather than x += self.attn(self.ln1(x)) (and "
-    "masked_fill rather than masked_fill_ on a tensor the gradient needs)",
-)
-GRADIENT_CUT = (
-    "gradient-cut",
-    "your model computes the right numbers, but part of it is cut off from the gradient: it "
-    "runs without gradient tracking, or works on a detached copy of a tensor or of a weight. "
-    "The parameters behind that cut get no gradient (or a wrong one), so training would leave "
-    "them as they are.",
-    "remove torch.no_grad(), .detach() and .data from forward",
-)
-
-
-def _cosine_weights(t: torch.Tensor) -> torch.Tensor:
-    """Fixed, varied weights shaped like `t`: their weighted sum of `t` is a scalar whose
-    gradient reaches every output entry differently."""
-    return torch.cos(torch.arange(t.numel(), dtype=torch.float64)).to(t.dtype).view_as(t)
-
-
-def _scalar(outputs: Any) -> torch.Tensor:
-    """What the backward pass differentiates: the loss when there is one, else a fixed
-    weighted sum of the (first) output."""
-    if isinstance(outputs, tuple):
-        if len(outputs) > 1 and isinstance(outputs[1], torch.Tensor):
-            return outputs[1]
-        outputs = outputs[0]
-    return (outputs * _cosine_weights(outputs)).sum()
-
-
-def _gradients(module: nn.Module) -> dict[str, torch.Tensor | None]:
-    """Every parameter's gradient by name (a shared parameter under each of its names)."""
-    return {name: p.grad for name, p in module.named_parameters(remove_duplicate=False)}
-
-
-def _engine_is_matching() -> bool:
-    """Whether the check engine is running the catalogue's mistakes to find the one a wrong
-    answer makes (those runs are not reports to the student)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name in ("_matching_mistake", "_mistake_raising"):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _report(exercise: str, mistake: tuple[str, ...], answer: Any) -> CheckError:
-    """The error naming `mistake`. Counted as a report to the student (so that its fix shows
-    from the second time) unless the engine is running the catalogue's own implementation of a
-    mistake while it looks for the one a wrong answer makes."""
-    catalogue = exercise_named(exercise).mistakes
-    if _engine_is_matching() and any(m.implementation is answer for m in catalogue):
-        return CheckError(exercise, mistake[1], mistake[0])
-    for m in catalogue:
-        if m.name == mistake[0]:
-            return mistake_error(exercise_named(exercise), m)
-    return CheckError(exercise, mistake[1], mistake[0])
-
-
-def _load_strictly(exercise: str, answer: Any, model: nn.Module, source: nn.Module) -> None:
-    """Load gptlib's state dict into the student's module strictly, as section 8 does: a buffer
-    only the student's state dict holds is the named mistake; a misfit says which names and
-    shapes differ."""
-    state = source.state_dict()
-    if unexpected_buffers(model, state):
-        raise _report(exercise, BUFFER_IN_STATE_DICT, answer)
-    try:
-        load_weights(model, state, strict=True)
-    except ValueError as exc:
-        raise CheckError(exercise, str(exc)) from None
-
-
-def run_like_gptlib(
-    exercise: str, answer: Any, model: nn.Module, source: nn.Module, *args: Any
-) -> Any:
-    """`model`, built from the student's `answer`, with the weights of gptlib's `source`, run
-    on `args` as the notebook runs it: loaded strictly, with gradients, and when its outputs
-    agree with gptlib's, a backward pass whose gradients must agree too. Returns the outputs,
-    detached."""
-    _load_strictly(exercise, answer, model, source)
-    model.eval()
-    limits = exercise_named(exercise)
-    with torch.enable_grad():
-        got, expected = model(*args), source(*args)
-        if not outputs_match(got, expected, limits.atol, limits.rtol):
-            return _detached(got)
-        model.zero_grad(set_to_none=True)
-        source.zero_grad(set_to_none=True)
-        ours = _scalar(got)
-        if not ours.requires_grad:
-            raise _report(exercise, GRADIENT_CUT, answer)
-        try:
-            ours.backward()
-        except RuntimeError as exc:
-            if "inplace operation" in str(exc):
-                raise _report(exercise, IN_PLACE, answer) from None
-            raise CheckError(exercise, f"the backward pass through yours failed: {exc}") from None
-        _scalar(expected).backward()
-    theirs = _gradients(source)
-    for name, grad in _gradients(model).items():
-        if grad is None or not _close(grad, theirs[name]):
-            raise _report(exercise, GRADIENT_CUT, answer)
-    return _detached(got)
-
-
-def _close(grad: torch.Tensor, expected: torch.Tensor) -> bool:
-    scale = 1.0 + expected.abs().max().item()
-    return torch.allclose(grad.double(), expected.double(), rtol=1e-3, atol=1e-4 * scale)
-
-
-def _detached(outputs: Any) -> Any:
-    if isinstance(outputs, tuple | list):
-        return tuple(_detached(o) for o in outputs)
-    return outputs.detach() if isinstance(outputs, torch.Tensor) else outputs
 
 
 # --- the attention and the MLP, written again from memory (notebooks 04 and 05) ---------------
@@ -262,23 +123,13 @@ def _attention_inputs(g: torch.Generator) -> list[tuple]:
     return cases
 
 
-def _run_module(exercise: str, module_class: Any) -> Callable[..., torch.Tensor]:
-    """`adapt` for the attention and the block: build module_class(d_model, n_heads) and run
-    it like gptlib's layer (`run_like_gptlib`)."""
-
-    def run(d_model: int, n_heads: int, source: nn.Module, x: torch.Tensor) -> torch.Tensor:
-        return run_like_gptlib(exercise, module_class, module_class(d_model, n_heads), source, x)
-
-    return run
-
-
 register(
     Exercise(
         name="gpt-attention",
         notebook="07_build_the_gpt",
         reference=LibraryAttention,
-        make_inputs=_own_random_stream(_attention_inputs),
-        adapt=_forked_adapt(functools.partial(_run_module, "gpt-attention")),
+        make_inputs=own_random_stream(_attention_inputs),
+        adapt=forked_adapt(functools.partial(run_module, "gpt-attention")),
         mistakes=(
             *ATTENTION_MODULE_MISTAKES,
             Mistake(*BUFFER_IN_STATE_DICT[:2], _BufferedAttention, fix=BUFFER_IN_STATE_DICT[2]),
@@ -301,8 +152,8 @@ register(
         name="gpt-mlp",
         notebook="07_build_the_gpt",
         reference=LibraryMLP,
-        make_inputs=_own_random_stream(mlp_inputs),
-        adapt=_forked_adapt(functools.partial(run_mlp, exercise="gpt-mlp")),
+        make_inputs=own_random_stream(mlp_inputs),
+        adapt=forked_adapt(functools.partial(run_mlp, exercise="gpt-mlp")),
         mistakes=MLP_MISTAKES,
         hints=(
             "Two linear layers with a nonlinearity between them: widen each position's vector, "
@@ -431,31 +282,6 @@ BLOCK_MISTAKES = (
 )
 
 
-def _names_per_parameter(module: nn.Module) -> list[list[str]]:
-    """Every parameter's names: one each, except for a parameter that several modules share."""
-    names: dict[int, list[str]] = {}
-    for name, p in module.named_parameters(remove_duplicate=False):
-        names.setdefault(id(p), []).append(name)
-    return list(names.values())
-
-
-def _tied(module: nn.Module) -> bool:
-    """Whether the unembedding and the token embedding are one matrix (tied weights)."""
-    return any(
-        any(n.startswith("tok_emb.") for n in names)
-        and any(n.startswith("lm_head.") for n in names)
-        for names in _names_per_parameter(module)
-    )
-
-
-def _blocks_share_weights(module: nn.Module) -> bool:
-    """Whether two layers of the stack hold the same parameter ([Block(...)] * n_layers)."""
-    return any(
-        len({n.split(".")[1] for n in names if n.startswith("blocks.")}) > 1
-        for names in _names_per_parameter(module)
-    )
-
-
 def _block_inputs(g: torch.Generator) -> list[tuple]:
     """(d_model, n_heads, a gptlib Block with lively weights, x [B, T, d])."""
     cases = []
@@ -470,8 +296,8 @@ register(
         name="gpt-block",
         notebook="07_build_the_gpt",
         reference=Block,
-        make_inputs=_own_random_stream(_block_inputs),
-        adapt=_forked_adapt(functools.partial(_run_module, "gpt-block")),
+        make_inputs=own_random_stream(_block_inputs),
+        adapt=forked_adapt(functools.partial(run_module, "gpt-block")),
         mistakes=(
             *BLOCK_MISTAKES,
             Mistake(
@@ -631,38 +457,6 @@ class _SummedLossGPT(GPT):
         return logits, None if loss is None else loss * targets.numel()
 
 
-NOT_TIED = (
-    "not-tied",
-    "with tie_weights=True the unembedding must be the token embedding's matrix itself, one "
-    "parameter used twice, not a copy of it: the model then holds V·d numbers fewer, and "
-    "training updates the one matrix from both uses.",
-    "after creating both layers: self.lm_head.weight = self.tok_emb.weight",
-)
-TIED_ALWAYS = (
-    "tied-when-not-asked",
-    "your model shares the unembedding with the token embedding although tie_weights is "
-    "False: share the matrix only when it is asked for.",
-    "if tie_weights: self.lm_head.weight = self.tok_emb.weight",
-)
-ONE_BLOCK_SHARED = (
-    "one-block-shared",
-    "every layer of your stack is one and the same block: a list that repeats one module "
-    "holds n_layers references to it, so all layers share a single set of weights and the "
-    "model has the parameters of one block. That is not weight tying, which shares only the "
-    "token embedding with the unembedding. Each layer needs a block of its own, built anew "
-    "for each place in the stack.",
-    "self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))",
-)
-OTHER_DEFAULTS = (
-    "other-default-sizes",
-    "your model is right when every size is given, but its default sizes are not the "
-    "chapter's: section 8 builds it with the vocabulary size alone and loads the weights of "
-    "gptlib's model of the chapter's sizes (d = 128, 4 heads, 4 layers, 256 positions).",
-    "def __init__(self, vocab_size, d_model=128, n_heads=4, n_layers=4, max_len=256, "
-    "tie_weights=False)",
-)
-
-
 def _gpt_inputs(g: torch.Generator) -> list[tuple]:
     """(config, a gptlib GPT of that config with lively weights, idx [B, T], targets or None).
 
@@ -685,49 +479,6 @@ def _gpt_inputs(g: torch.Generator) -> list[tuple]:
     return cases
 
 
-def _run_gpt(gpt_class: Any) -> Callable[..., tuple]:
-    """`adapt`: build gpt_class(**config) and run it like gptlib's model (`run_like_gptlib`)."""
-
-    def run(config: dict, source: nn.Module, idx: torch.Tensor, targets: Any) -> tuple:
-        model = gpt_class(**config)
-        if _blocks_share_weights(model):  # before loading, which would report a misfit
-            raise _report("gpt", ONE_BLOCK_SHARED, gpt_class)
-        ours, theirs = _shapes(model), _shapes(source)
-        if set(config) == {"vocab_size"} and ours.keys() == theirs.keys() and ours != theirs:
-            raise _report("gpt", OTHER_DEFAULTS, gpt_class)
-        if _tied(model) != _tied(source):  # equal logits could hide it: a tie is not a value
-            raise _report("gpt", NOT_TIED if config.get("tie_weights") else TIED_ALWAYS, gpt_class)
-        if set(config) != {"vocab_size"}:
-            return run_like_gptlib("gpt", gpt_class, model, source, idx, targets)
-        try:
-            return run_like_gptlib("gpt", gpt_class, model, source, idx, targets)
-        except CheckError:
-            raise
-        except Exception as exc:
-            raise CheckError(
-                "gpt",
-                f"built as section 8 builds it, GPT({config['vocab_size']}) with the chapter's "
-                f"sizes, your model fails on a window of all {idx.shape[1]} positions it knows "
-                f"(the chapter's script reads 64, and nothing stops a longer window): "
-                f"{type(exc).__name__}: {exc}",
-            ) from None
-
-    return run
-
-
-def _shapes(module: nn.Module) -> dict[str, tuple[int, ...]]:
-    return {name: tuple(p.shape) for name, p in module.named_parameters()}
-
-
-def _loss_is_a_number(out: tuple, config: dict, source, idx, targets) -> str | None:
-    loss = out[1]
-    if targets is None:
-        return None if loss is None else "without targets, forward must return (logits, None)"
-    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-        return "the loss must be one number, a 0-d tensor: the mean over all B·T predictions"
-    return None
-
-
 def _gpt_mistake(mistake: tuple[str, ...], implementation: type) -> Mistake:
     return Mistake(*mistake[:2], implementation, fix=mistake[2])
 
@@ -737,9 +488,9 @@ register(
         name="gpt",
         notebook="07_build_the_gpt",
         reference=GPT,
-        make_inputs=_own_random_stream(_gpt_inputs),
-        adapt=_forked_adapt(_run_gpt),
-        properties=(Property("the loss is one number", _loss_is_a_number),),
+        make_inputs=own_random_stream(_gpt_inputs),
+        adapt=forked_adapt(run_gpt),
+        properties=(Property("the loss is one number", loss_is_a_number),),
         returns=("logits", "loss"),
         mistakes=(
             Mistake(
@@ -890,19 +641,13 @@ def _generate_inputs(g: torch.Generator) -> list[tuple]:
     return cases
 
 
-def _keeps_the_prompt(out: torch.Tensor, model, idx: torch.Tensor, *_: object) -> str | None:
-    if not torch.equal(out[:, : idx.shape[1]], idx):
-        return "the result must start with the prompt idx, unchanged, and append to it"
-    return None
-
-
 register(
     Exercise(
         name="generate",
         notebook="07_build_the_gpt",
         reference=_generate,
-        make_inputs=_own_random_stream(_generate_inputs),
-        properties=(Property("starts with the prompt", _keeps_the_prompt),),
+        make_inputs=own_random_stream(_generate_inputs),
+        properties=(Property("starts with the prompt", keeps_the_prompt),),
         mistakes=(
             Mistake(
                 "no-crop",
@@ -1017,68 +762,14 @@ def _attend_with_cache(
     return y, (new if keep == "newest" else (k, v))
 
 
-class _Projections(nn.Module):
-    """An attention layer's two linear maps and nothing else: what `attend_with_cache` may use.
-    In the notebook it runs on the student's own layers, whose other attributes may be named
-    otherwise than gptlib's."""
-
-    def __init__(self, layer: nn.Module) -> None:
-        super().__init__()
-        self.qkv, self.proj = layer.qkv, layer.proj
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        raise CheckError(
-            "kv-cache",
-            "your function runs the whole attention layer, which recomputes every position it "
-            "is given. A cached step computes the newest position's query, key and value with "
-            "the layer's qkv, attends over the cache, and applies proj.",
-        )
-
-
 def _kv_cache_inputs(g: torch.Generator) -> list[tuple]:
     """(the qkv and proj maps of a gptlib attention layer with lively weights, x [B, T, d],
     n_heads): the check feeds x one position at a time."""
     cases = []
     for B, T, d, h in ((2, 6, 16, 4), (1, 9, 12, 3)):
-        attn = _Projections(_lively(LibraryAttention(d, h), g))
+        attn = Projections(_lively(LibraryAttention(d, h), g))
         cases.append((attn, torch.randn(B, T, d, generator=g), h))
     return cases
-
-
-def _run_step_by_step(attend: Any) -> Callable[..., tuple]:
-    """`adapt`: feed x to `attend` one position at a time, starting from cache=None, passing on
-    the cache it returns. → (outputs [B, T, d], keys, values of the last cache)."""
-
-    def run(attn: nn.Module, x: torch.Tensor, n_heads: int) -> tuple:
-        cache, outputs = None, []
-        with torch.no_grad():
-            for t in range(x.shape[1]):
-                try:
-                    returned = attend(attn, x[:, t : t + 1], cache, n_heads)
-                except AttributeError as exc:
-                    raise CheckError(
-                        "kv-cache",
-                        f"your function read an attribute the layer it is given need not have "
-                        f"({exc}). Use only the layer's qkv and proj, and the n_heads argument: "
-                        "in the notebook it runs on your own attention layers.",
-                    ) from None
-                if not (isinstance(returned, tuple) and len(returned) == 2):
-                    raise CheckError(
-                        "kv-cache",
-                        "return two things, the output for the new position and the new "
-                        f"cache: (y, (keys, values)); yours returned {type(returned).__name__}",
-                    )
-                y, cache = returned
-                if not (isinstance(cache, tuple) and len(cache) == 2):
-                    raise CheckError(
-                        "kv-cache",
-                        "the cache you return must be a pair (keys, values), each [B, h, t, "
-                        f"d_h]; yours is {type(cache).__name__}",
-                    )
-                outputs.append(y)
-        return torch.cat(outputs, dim=1), *cache
-
-    return run
 
 
 register(
@@ -1086,8 +777,8 @@ register(
         name="kv-cache",
         notebook="07_build_the_gpt",
         reference=_attend_with_cache,
-        make_inputs=_own_random_stream(_kv_cache_inputs),
-        adapt=_forked_adapt(_run_step_by_step),
+        make_inputs=own_random_stream(_kv_cache_inputs),
+        adapt=forked_adapt(run_step_by_step),
         returns=("outputs", "keys", "values"),
         mistakes=(
             Mistake(

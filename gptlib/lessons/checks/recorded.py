@@ -9,12 +9,17 @@ a `RecordedExercise` for each recorded one: a student's answer is compared with 
 outputs, a catalogued mistake is still named with its message, and `show_solution` says it is
 switched off. The instructor grades with the full checks (`scripts/classroom.py autograde`).
 
-The recording is the course's own file, written by the instructor's copy of gptlib: it is read
-with `torch.load(weights_only=False)`, since inputs include modules and random generators.
+What the recording holds beside data (the inputs' modules and callables, each exercise's
+`adapt` and its properties' tests) is pickled by name, so it lives in modules the release keeps:
+`gptlib/lessons/checks/harness/nbNN.py`, never in `nbNN` (a property whose test is still in
+`nbNN` is left out of the recording: the instructor's full check still applies it). The
+recording is the course's own file, written by the instructor's copy of gptlib: it is read with
+`torch.load(weights_only=False)`, since inputs include modules and random generators.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +58,11 @@ class RecordedExercise(Exercise):
             yield mistake, results[case]
 
 
+def _shipped(fn: Any) -> bool:
+    """Whether `fn` is defined outside the check modules a graded release leaves out."""
+    return not re.fullmatch(r"gptlib\.lessons\.checks\.nb\d+.*", getattr(fn, "__module__", ""))
+
+
 def record(names: Iterable[str]) -> dict[str, dict]:
     """What `RecordedExercise` needs of each named exercise, as plain data for torch.save."""
     recorded = {}
@@ -79,6 +89,7 @@ def record(names: Iterable[str]) -> dict[str, dict]:
             "hints": exercise.hints,
             "returns": exercise.returns,
             "adapt": exercise.adapt,
+            "properties": [p for p in exercise.properties if _shipped(p.test)],
         }
     return recorded
 
@@ -100,6 +111,7 @@ def recorded_exercises(recording: dict[str, dict]) -> list[RecordedExercise]:
                 hints=tuple(data["hints"]),
                 returns=tuple(data["returns"]),
                 adapt=data["adapt"],
+                properties=tuple(data.get("properties", ())),
                 cases=data["cases"],
                 expected_outputs=data["expected"],
                 mistake_records=[m["results"] for m in data["mistakes"]],

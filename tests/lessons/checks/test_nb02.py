@@ -9,7 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gptlib.lessons.checks import REGISTRY, CheckError, nb02, verify
+from gptlib.lessons.checks import REGISTRY, CheckError, verify
+from gptlib.lessons.checks.harness.nb02 import head_with_stale_gradients
 from gptlib.model import attention_with_weights, causal_mask
 from tests.lessons.checks import test_hints
 
@@ -343,7 +344,7 @@ def test_gradient_reference_agrees_with_the_chain_rule_written_out():
     # ∂L_b/∂z_bj = p_bj (u_bj - Σ_i p_bi u_bi), u_bj = g_b · v_bj, g_b = Rᵀ(softmax - e_y).
     exercise = REGISTRY["first-step-gradients"]
     for spec, keys, values, queried in exercise.inputs():
-        head = nb02._head_with_stale_gradients(*spec)
+        head = head_with_stale_gradients(*spec)
         _, _, per_example = exercise.reference(head, keys, values, queried)
         with torch.no_grad():
             logits, scores = head(keys, values, queried)
@@ -361,7 +362,7 @@ def test_gradient_inputs_are_what_the_notebook_feeds_with_stale_gradients():
     inputs = REGISTRY["first-step-gradients"].inputs()
     assert [spec for spec, *_ in inputs[:2]] == [(512, False, 0), (512, True, 0)]
     assert all(keys.shape == (32, 16) for _, keys, _, _ in inputs[:2])
-    head = nb02._head_with_stale_gradients(512, False, 0)
+    head = head_with_stale_gradients(512, False, 0)
     assert head.W_Q.weight.grad is not None and head.W_Q.weight.grad.norm() > 0
 
 

@@ -14,7 +14,8 @@ import torch.nn.functional as F
 from gptlib.data.batches import BatchSampler
 from gptlib.lessons.checks import REGISTRY, CheckError, verify
 from gptlib.lessons.checks.core import forget_tries
-from gptlib.lessons.checks.nb08 import LoopCase, _flawed_train, _loop_model, _run_loop
+from gptlib.lessons.checks.harness.nb08 import LoopCase, loop_model, run_loop
+from gptlib.lessons.checks.nb08 import _flawed_train
 from gptlib.model import GPT, GPTConfig
 from gptlib.train import TrainConfig, Trainer
 
@@ -191,7 +192,7 @@ def test_the_reference_loop_is_the_library_trainer_with_its_extras_turned_off():
 
 
 def test_the_reference_loop_learns_and_each_flaw_changes_what_it_returns():
-    run = _run_loop(REGISTRY["train"].reference)
+    run = run_loop(REGISTRY["train"].reference)
     case = REGISTRY["train"].inputs()[0][0]
     good = run(case)
     assert good[3][-1] < good[3][0] - 0.1  # the held-out estimate fell
@@ -205,17 +206,17 @@ def test_the_reference_loop_learns_and_each_flaw_changes_what_it_returns():
         "estimates summed",
     )
     for flaw in flaws:
-        out = _run_loop(functools.partial(_flawed_train, flaw=flaw))(case)
+        out = run_loop(functools.partial(_flawed_train, flaw=flaw))(case)
         assert repr(out) not in seen, flaw
         seen.add(repr(out))
-    frozen = _run_loop(functools.partial(_flawed_train, flaw="update without gradients"))(case)
+    frozen = run_loop(functools.partial(_flawed_train, flaw="update without gradients"))(case)
     assert frozen[3][0] == frozen[3][-1]  # nothing was learned
 
 
 def test_a_step_before_backward_stops_the_loop_as_torch_would_and_is_named():
     step_first = functools.partial(_flawed_train, flaw="step before backward")
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _run_loop(step_first)(REGISTRY["train"].inputs()[0][0])
+        run_loop(step_first)(REGISTRY["train"].inputs()[0][0])
     forget_tries()
     with pytest.raises(CheckError) as info:
         verify("train", step_first)
@@ -267,9 +268,9 @@ def test_a_loop_that_returns_a_dict_is_told_what_to_return():
 def test_the_check_models_are_the_kinds_the_notebook_trains():
     """A gptlib GPT with dropout (estimates differ in training mode) and a model that is
     neither a GPT nor has dropout, like the ladder's bigram rung."""
-    gpt = _loop_model("gpt", 11)
+    gpt = loop_model("gpt", 11)
     assert isinstance(gpt, GPT) and gpt.config.dropout > 0
-    assert not isinstance(_loop_model("bigram", 11), GPT)
+    assert not isinstance(loop_model("bigram", 11), GPT)
     assert {c[0].model for c in REGISTRY["train"].inputs()} == {"gpt", "bigram"}
     assert all(isinstance(c[0], LoopCase) for c in REGISTRY["train"].inputs())
 
