@@ -553,6 +553,8 @@ SLOW_TO_RECORD = {"03", "06", "07", "08"}
 REFERENCE_IN_THE_LIBRARY = {
     "sinusoidal-positions": "gptlib.model",
     "held-out-losses": "gptlib.lessons.experiments.mask_ablation",
+    # notebook 05 runs it as its gradient-flow measurement, so the library keeps it
+    "block_gradient_norms": "gptlib.lessons.experiments.gradient_norms",
     "attention-module": "gptlib.model",
     "mlp": "gptlib.model",
     "layer_norm": "gptlib.model",
