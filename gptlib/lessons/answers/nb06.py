@@ -25,8 +25,8 @@ ANSWERS = {
         trace Post-LN's need for warmup to those large gradients. Liu et al. (2020) give another:
         each Post-LN block leans on its own sublayer, so small weight changes add up to large
         changes of the output, the more so the deeper the stack. A warmup keeps the first steps
-        small, which fits what the grid shows: it buys Post-LN one step of learning rate, not
-        more.
+        small, which fits what the grid shows: at 8 blocks it buys Post-LN one step of learning
+        rate, not more.
     """,
     "06.post-ln-deep": """
         In Post-LN a norm sits on the residual path after every sublayer: the stream keeps one
@@ -37,10 +37,10 @@ ANSWERS = {
         the Post-LN stack, the smaller the learning rate it could take: at 8 blocks and 10⁻²
         without warmup it stalled near the letter-frequency entropy ({floor:z.2f}); with a warmup
         it got off the ground, and Pre-LN went further with no warmup at all. Pre-LN keeps the
-        residual path a clean sum: between a block's output and the loss the gradient meets one
-        norm, the final one, shared by every block, which
-        divides it by the size of the stream at the top. That stream grows with depth, so
-        Pre-LN's gradients shrink gently as the stack deepens instead of staying large near the
-        output.
+        residual path a clean sum: on the identity path from a block's output to the loss the
+        gradient meets one norm, the final one, shared by every block, which divides it by the
+        size of the stream at the top (the branches of the blocks above add their own share).
+        That stream grows with depth, so the gradient entering Pre-LN's stream shrinks gently as
+        the stack deepens instead of staying large near the output.
     """,
 }
