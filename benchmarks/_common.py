@@ -1,7 +1,8 @@
 """Helpers shared by the benchmark scripts: medians of interleaved timings, machine load.
 
-The matmul peak comes from gptlib itself (`gptlib.lessons.experiments.costs.measure_matmul_peak`,
-the measurement notebook 09 makes), so the benchmarks and the notebook agree on it.
+The matmul peak comes from gptlib itself
+(`gptlib.lessons.nb09.experiments.costs.measure_matmul_peak`, the measurement notebook 09 makes), so
+the benchmarks and the notebook agree on it.
 """
 
 from __future__ import annotations

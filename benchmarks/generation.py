@@ -21,7 +21,7 @@ from _common import machine_line  # the script's folder
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import CharTokenizer, tiny_shakespeare, train_val_split
-from gptlib.lessons.experiments.kv_cache import compare_cache
+from gptlib.lessons.shared.experiments.kv_cache import compare_cache
 from gptlib.train import TrainConfig, Trainer
 
 CONTEXTS, N_NEW, MAX_LEN = (256, 512, 1024), 64, 1024

@@ -14,8 +14,8 @@ import time
 
 import torch
 
-from gptlib.lessons.checks import REGISTRY
-from gptlib.lessons.widgets.norm_placement import GradientNormExplorer
+from gptlib.lessons.engine.checks import REGISTRY
+from gptlib.lessons.nb06.widgets import GradientNormExplorer
 
 
 def timed_step(explorer: GradientNormExplorer, depth: int) -> float:

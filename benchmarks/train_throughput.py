@@ -33,8 +33,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from gptlib import GPTConfig
 from gptlib.device import fast_precision
 from gptlib.distributed import World
-from gptlib.lessons.experiments.costs import measure_matmul_peak
-from gptlib.lessons.experiments.variants import Variant, build_gpt
+from gptlib.lessons.nb09.experiments.costs import measure_matmul_peak
+from gptlib.lessons.shared.experiments.variants import Variant, build_gpt
 from gptlib.train import TrainConfig, Trainer
 
 B, T, V = 12, 64, 65

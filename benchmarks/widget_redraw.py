@@ -4,7 +4,8 @@
 
 A redraw is what a slider step costs in the notebook: the explorer's pure function
 (`compute`), the in-place figure update (`draw`) and the PNG the Image widget shows. It must
-stay well under 0.5 s. For each explorer (`gptlib.lessons.widgets.timing.course_explorers`) it
+stay well under 0.5 s. For each explorer
+(`gptlib.lessons.under_the_hood.timing.course_explorers`) it
 prints, over every setting the sweep visits, the median wall time, the worst setting's median,
 the median CPU time of this process and each stage's share: on a busy shared machine the wall
 time overstates the cost, and the CPU time is close to what a redraw takes with a core to
@@ -19,7 +20,7 @@ import argparse
 import torch
 from _common import machine_line  # the script's folder
 
-from gptlib.lessons.widgets.timing import LIVE_S, course_explorers, time_explorer
+from gptlib.lessons.under_the_hood.timing import LIVE_S, course_explorers, time_explorer
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """gptlib: the small, tested library behind the Transformer notebooks.
 
-The model wing: `model`, the GPT in one file in the order the notebooks build it (positions
-01, attention 02–04, MLP and block 05–06, the GPT with generation 07–08), then `data`, `train`
+The model wing: `model`, the GPT in one file in the order the notebooks build it (attention
+02–04, MLP and block 05–06, the GPT with generation 07–08), then `data`, `train`
 and `checkpoint` (08) and the command line (`python -m gptlib`); `pretrained` loads GPT-2's
 weights from Hugging Face transformers (08, the optional extra `gptlib[gpt2]`); `hooks` looks
 inside a model, `device` picks where it runs. The lesson wing, `gptlib.lessons`, holds the
@@ -20,10 +20,8 @@ from gptlib.model import (
     KVCache,
     attention_with_weights,
     causal_mask,
-    layer_norm,
     next_token_probs,
     sample_next,
-    sinusoidal_positions,
 )
 
 __version__ = "0.1.0"
@@ -41,10 +39,8 @@ __all__ = [
     "causal_mask",
     "describe_device",
     "evaluating",
-    "layer_norm",
     "next_token_probs",
     "pick_device",
     "sample_next",
     "seed_everything",
-    "sinusoidal_positions",
 ]

@@ -2,12 +2,15 @@
 
     idx [B, T] → tok_emb + pos_emb → L × Block → ln_f → lm_head → logits [B, T, V]
 
-1. positions by formula (notebook 01);
-2. attention: the causal mask (03), the softmax written out (02), the KV cache, and multi-head
+1. attention: the causal mask (03), the softmax written out (02), the KV cache, and multi-head
    attention (04) through torch's fused kernel or, with `fused=False`, the written-out softmax;
-3. the MLP (05), LayerNorm written out and the Pre-LN block (06);
-4. the config and the GPT (07), with `generate`, temperature and top-k (08);
-5. the checks at the edges, whose ValueErrors say what was wrong and what to do.
+2. the MLP (05) and the Pre-LN block (06);
+3. the config and the GPT (07), with `generate`, temperature and top-k (08);
+4. the checks at the edges, whose ValueErrors say what was wrong and what to do.
+
+Exercise references the model never calls live with their lessons: the sinusoidal position
+table (01) in `gptlib.lessons.shared.references`, LayerNorm written out (06) in
+`gptlib.lessons.nb06.references`.
 
 Shapes: B batch, T positions (T_k keys), d model width, h heads, d_h = d / h, V vocabulary.
 Parameter names are the chapter's (with `lm_head` for its `head`): tok_emb, pos_emb,
@@ -24,22 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-# --- 1. Positions written by formula (notebook 01) --------------------------------------------
-
-
-def sinusoidal_positions(T: int, d: int, base: float = 10000.0) -> torch.Tensor:
-    """The original Transformer's fixed position vectors, [T, d]. Column pair (2i, 2i+1) holds
-    sin and cos of pos / base^(2i/d); an odd d ends on a sine. (The GPT learns its positions:
-    `pos_emb`, an `nn.Embedding(max_len, d)`.)"""
-    inv_freq = torch.exp(-math.log(base) * torch.arange(0, d, 2, dtype=torch.float32) / d)
-    angles = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq  # [T, ⌈d/2⌉]
-    out = torch.empty(T, d)
-    out[:, 0::2] = torch.sin(angles)
-    out[:, 1::2] = torch.cos(angles[:, : d // 2])
-    return out
-
-
-# --- 2. Attention (notebooks 02-04) -----------------------------------------------------------
+# --- 1. Attention (notebooks 02-04) -----------------------------------------------------------
 
 
 def causal_mask(
@@ -147,7 +135,7 @@ class CausalSelfAttention(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
 
 
-# --- 3. The MLP, LayerNorm and the block (notebooks 05-06) ------------------------------------
+# --- 2. The MLP and the block (notebooks 05-06) -----------------------------------------------
 
 GELUS = ("exact", "tanh")  # the MLP's GELU: x·Φ(x) with erf (05), or GPT-2's approximation (08)
 
@@ -176,23 +164,10 @@ class MLP(nn.Module):
         return self.dropout(self.down(F.gelu(self.up(x), approximate=self.approximate)))
 
 
-def layer_norm(
-    x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float = 1e-5
-) -> torch.Tensor:
-    """LayerNorm written out over the last axis, γ ⊙ (x − μ) / √(σ² + ε) + β (notebook 06), with
-    the biased variance and ε inside the root, as `nn.LayerNorm` (which the model uses, one
-    fused pass). x [..., d]; γ and β [d] or None."""
-    mean = x.mean(dim=-1, keepdim=True)
-    var = (x - mean).pow(2).mean(dim=-1, keepdim=True)
-    y = (x - mean) / torch.sqrt(var + eps)
-    y = y if weight is None else y * weight
-    return y if bias is None else y + bias
-
-
 class Block(nn.Module):
     """One Pre-LN block, as GPT-2's (notebook 06): x ← x + attn(ln1(x)), then
     x ← x + mlp(ln2(x)), so the residual path is a clean sum. [B, T, d] → [B, T, d].
-    (Post-LN and blocks without skips are lessons: `gptlib.lessons.experiments.variants`.)"""
+    (Post-LN and blocks without skips are lessons: `gptlib.lessons.shared.experiments.variants`.)"""
 
     def __init__(
         self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0,
@@ -209,7 +184,7 @@ class Block(nn.Module):
         return x + self.mlp(self.ln2(x))  # each token computes on its own
 
 
-# --- 4. The GPT (notebooks 07-08) -------------------------------------------------------------
+# --- 3. The GPT (notebooks 07-08) -------------------------------------------------------------
 
 INITS = ("gpt2", "pytorch")
 
@@ -376,7 +351,7 @@ def sample_next(
     return torch.multinomial(probs, 1, generator=generator)
 
 
-# --- 5. Checks at the edges: what was wrong, and what to do -----------------------------------
+# --- 4. Checks at the edges: what was wrong, and what to do -----------------------------------
 
 
 def check_positive_int(name: str, value: object, minimum: int = 1) -> None:

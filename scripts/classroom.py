@@ -19,9 +19,9 @@ replaced by `raise NotImplementedError()` and every output cleared, lands in
 
 `release --graded` also builds `release/gptlib`, the copy of gptlib the students install for a
 graded assignment: the modules holding the exercises' references and catalogued mistakes
-(`gptlib/lessons/checks/nbNN.py`) are left out, and the results they give on each check's fixed
-inputs are recorded instead (`gptlib.lessons.checks.recorded`); what the checks need besides
-(the inputs' objects, the adapters, the properties) ships in `gptlib/lessons/checks/harness/`.
+(`gptlib/lessons/nbNN/checks.py`) are left out, and the results they give on each check's fixed
+inputs are recorded instead (`gptlib.lessons.engine.checks.recorded`); what the checks need
+besides (the inputs' objects, the adapters, the properties) ships in each lesson's `harness.py`.
 A student's check still passes a right answer and names a catalogued mistake, but no reference
 can be printed (`show_solution` says it is switched off) and no reference stands in for an
 unfinished answer. Every lesson with exercises can be released so. Grading uses the full checks.
@@ -62,8 +62,8 @@ from pathlib import Path
 import nbformat
 import torch
 
-from gptlib.lessons.checks import REGISTRY, Outcome
-from gptlib.lessons.checks.outcomes import (
+from gptlib.lessons.engine.checks import REGISTRY, Outcome
+from gptlib.lessons.engine.checks.outcomes import (
     MISTAKE,
     NOT_IMPLEMENTED,
     PASSED,
@@ -165,17 +165,18 @@ def exercises_of(notebooks: list[Path]) -> list[str]:
 
 def student_package(notebooks: list[Path], out: Path) -> Path:
     """The copy of gptlib a graded assignment's students install (`pip install OUT`): without
-    the modules that hold the exercises' references and catalogued mistakes (gptlib/lessons/
-    checks/nbNN.py), with the recorded results of those exercises instead (`recorded.pt`), so
-    that the checks still name mistakes while no solution can be printed. Returns `out`."""
-    from gptlib.lessons.checks.recorded import RECORDING, record
+    the modules that hold the exercises' references and catalogued mistakes (each lesson's
+    gptlib/lessons/nbNN/checks.py), with the recorded results of those exercises instead
+    (`recorded.pt`), so that the checks still name mistakes while no solution can be printed.
+    Returns `out`."""
+    from gptlib.lessons.engine.checks.recorded import RECORDING, record
 
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copyfile(ROOT / name, out / name)
-    checks = Path("lessons") / "checks"
+    lessons = ROOT / "gptlib" / "lessons"
     shutil.copytree(
         ROOT / "gptlib",
         out / "gptlib",
@@ -183,17 +184,22 @@ def student_package(notebooks: list[Path], out: Path) -> Path:
             n
             for n in names
             if n == "__pycache__"
-            or (Path(folder).relative_to(ROOT / "gptlib") == checks and re.fullmatch(r"nb\d+.*", n))
+            or (
+                n == "checks.py"
+                and re.fullmatch(r"nb\d+", Path(folder).name)
+                and Path(folder).parent == lessons
+            )
         ],
     )
     names = ", ".join(nb.stem for nb in notebooks)
+    recording = out / "gptlib" / "lessons" / "engine" / "checks" / RECORDING.name
     try:
-        torch.save(record(exercises_of(notebooks)), out / "gptlib" / checks / RECORDING.name)
+        torch.save(record(exercises_of(notebooks)), recording)
     except (AttributeError, TypeError, pickle.PicklingError) as exc:  # a local function
         shutil.rmtree(out)
         raise ValueError(_NOT_RECORDABLE.format(names=names, why=exc)) from exc
     loaded = subprocess.run(
-        [sys.executable, "-c", "import gptlib.lessons.checks"],
+        [sys.executable, "-c", "import gptlib.lessons.engine.checks"],
         capture_output=True, text=True, cwd=out, env={**os.environ, "PYTHONPATH": str(out)},
     )  # fmt: skip
     if loaded.returncode != 0:
@@ -206,8 +212,8 @@ def student_package(notebooks: list[Path], out: Path) -> Path:
 _NOT_RECORDABLE = (
     "{names} cannot be released graded yet: the recorded checks need every exercise's inputs "
     "and adapter to load without the modules a graded release leaves out ({why}). Define them "
-    "at module level in gptlib/lessons/checks/harness/ (docs/authoring.md, 'A graded "
-    "release'), or release without --graded"
+    "at module level in the lesson's gptlib/lessons/nbNN/harness.py (docs/authoring.md, 'A "
+    "graded release'), or release without --graded"
 )
 
 

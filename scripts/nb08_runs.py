@@ -4,11 +4,10 @@
     python scripts/nb08_runs.py ladder --jobs 2    # the ablation ladder (~10 min on 2 cores)
 
 Every run uses the reference training loop and batch function of notebook 08's exercises (the
-`train` and `get-batch` exercises of `gptlib.lessons.checks`), on one thread, so the notebook's
-live runs of the student's loop land on the stored curves. `ladder` trains every rung on every
-seed at the chapter's learning rate; it keeps what is already in the file, so it can be run in
-pieces: `--minutes` stops starting new runs after that long. Run it again until it says
-nothing is left.
+`train` and `get-batch` exercises of `gptlib.lessons.nb08.checks`), on one thread, so the notebook's
+live runs of the student's loop land on the stored curves. `ladder` trains every rung on every seed
+at the chapter's learning rate; it keeps what is already in the file, so it can be run in pieces:
+`--minutes` stops starting new runs after that long. Run it again until it says nothing is left.
 """
 
 from __future__ import annotations
@@ -25,9 +24,9 @@ import torch
 import gptlib
 from gptlib import GPT, GPTConfig
 from gptlib.data import CharTokenizer, tiny_shakespeare, train_val_split
-from gptlib.lessons.checks import REGISTRY
-from gptlib.lessons.experiments.ablation import RUNGS, train_rung
-from gptlib.lessons.experiments.long_runs import RUNS, Curves, fixed_batches
+from gptlib.lessons.engine.checks import REGISTRY
+from gptlib.lessons.nb08.experiments.ablation import RUNGS, train_rung
+from gptlib.lessons.nb08.experiments.long_runs import RUNS, Curves, fixed_batches
 
 TRAIN, GET_BATCH = REGISTRY["train"].reference, REGISTRY["get-batch"].reference
 CHAPTER = {"steps": 5000, "lr": 3e-3, "eval_every": 50, "eval_batches": 10, "batch_size": 12,

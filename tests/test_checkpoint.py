@@ -17,7 +17,7 @@ import gptlib.checkpoint as checkpoint_module
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.checkpoint import load_checkpoint, save_checkpoint
 from gptlib.data import SONNETS, CharTokenizer, train_val_split
-from gptlib.lessons.experiments.variants import Variant, build_gpt
+from gptlib.lessons.shared.experiments.variants import Variant, build_gpt
 from gptlib.train import TrainConfig, Trainer
 
 TOKENIZER = CharTokenizer.from_text(SONNETS)

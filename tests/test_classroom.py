@@ -33,8 +33,8 @@ from nbclient import NotebookClient
 from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.utils import determine_grade
 
-from gptlib.lessons.checks import REGISTRY, read_outcome
-from gptlib.lessons.checks.outcomes import NOT_IMPLEMENTED
+from gptlib.lessons.engine.checks import REGISTRY, read_outcome
+from gptlib.lessons.engine.checks.outcomes import NOT_IMPLEMENTED
 from tests.executed import raised, stream_text
 from tests.scripts import load_script
 
@@ -92,7 +92,7 @@ def _check_call(source: str) -> tuple[str, str] | None:
 def _imports_check(source: str) -> bool:
     return any(
         isinstance(node, ast.ImportFrom)
-        and node.module == "gptlib.lessons.checks"
+        and node.module == "gptlib.lessons.engine.checks"
         and any(alias.name == "check" for alias in node.names)
         for node in ast.walk(ast.parse(source))
     )
@@ -188,7 +188,7 @@ def test_exercises_are_well_formed_nbgrader_cells(path, fixture_exercises):
         assert ex.function in defined, f"{ex.function} is not defined by the cell above its check"
         preceding = "\n".join(c.source for c in nb.cells[: ex.check + 1] if c.cell_type == "code")
         assert _imports_check(preceding), (
-            "import the check: from gptlib.lessons.checks import check"
+            "import the check: from gptlib.lessons.engine.checks import check"
         )
     graded_cells = [i for i, c in enumerate(nb.cells) if _nbgrader(c).get("grade")]
     assert graded_cells == [ex.check for ex in exercises], "every graded cell is an exercise check"
@@ -301,7 +301,7 @@ def submission_with_mistake(source, student):
     first = exercises[0]
     mistake = REGISTRY[first.exercise].mistakes[0]
     submission.cells[first.solution].source += (
-        "\n\nfrom gptlib.lessons.checks import REGISTRY\n\n"
+        "\n\nfrom gptlib.lessons.engine.checks import REGISTRY\n\n"
         f"{first.function} = REGISTRY[{first.exercise!r}].mistakes[0].implementation\n"
     )
     points = [_nbgrader(source.cells[ex.check])["points"] for ex in exercises]
@@ -547,17 +547,17 @@ GRADED_LESSONS = [p for p in COURSE_NOTEBOOKS if re.fullmatch(r"0[1-9]", p.stem[
 # seconds here (their mistakes train or run whole models).
 SLOW_TO_RECORD = {"03", "06", "07", "08"}
 # Exercises that ask the student to write again a piece of the library the course builds on:
-# their reference is that library code (gptlib.model, an experiments module), which a graded
-# release keeps because later cells and lessons import it. Every other reference lives in a
-# check module, which the release leaves out.
+# their reference is library code (gptlib.model, or a `references` module of the lessons: shared
+# when another lesson runs it), which a graded release keeps because later cells and lessons
+# import it. Every other reference lives in a lesson's `checks.py`, which the release leaves out.
 REFERENCE_IN_THE_LIBRARY = {
-    "sinusoidal-positions": "gptlib.model",
-    "held-out-losses": "gptlib.lessons.experiments.mask_ablation",
+    "sinusoidal-positions": "gptlib.lessons.shared.references",
+    "held-out-losses": "gptlib.lessons.shared.references",
     # notebook 05 runs it as its gradient-flow measurement, so the library keeps it
-    "block_gradient_norms": "gptlib.lessons.experiments.gradient_norms",
+    "block_gradient_norms": "gptlib.lessons.shared.references",
     "attention-module": "gptlib.model",
     "mlp": "gptlib.model",
-    "layer_norm": "gptlib.model",
+    "layer_norm": "gptlib.lessons.nb06.references",
     "gpt-attention": "gptlib.model",
     "gpt-mlp": "gptlib.model",
 }
@@ -614,16 +614,16 @@ def test_a_graded_release_holds_no_reference_and_no_mistake(path, graded_package
     catalogued mistake anywhere in it, except the references that are library code
     (`REFERENCE_IN_THE_LIBRARY`, which the release keeps on purpose)."""
     package = graded_package(path)
-    checks = package / "gptlib" / "lessons" / "checks"
-    assert (checks / "recorded.pt").is_file()
-    assert not [p.name for p in checks.glob("nb*")], "a check module was shipped"
+    lessons = package / "gptlib" / "lessons"
+    assert (lessons / "engine" / "checks" / "recorded.pt").is_file()
+    assert not list(lessons.glob("nb*/checks.py")), "a check module was shipped"
     shipped = {p: p.read_text() for p in (package / "gptlib").rglob("*.py")}
     for name in _lesson_exercises(path):
         exercise = REGISTRY[name]
         if name in REFERENCE_IN_THE_LIBRARY:
             assert exercise.reference.__module__ == REFERENCE_IN_THE_LIBRARY[name]
         else:
-            assert re.fullmatch(r"gptlib\.lessons\.checks\.nb\d+", exercise.reference.__module__)
+            assert re.fullmatch(r"gptlib\.lessons\.nb\d+\.checks", exercise.reference.__module__)
         for fn in _implementations(exercise)[name in REFERENCE_IN_THE_LIBRARY :]:
             try:
                 source = textwrap.dedent(inspect.getsource(fn))
@@ -640,11 +640,11 @@ def test_a_student_cannot_obtain_a_reference(path, graded_package):
     stand-in box. Each says there is nothing to get; the lesson's exercises are registered."""
     package = graded_package(path)
     names = _lesson_exercises(path)
-    module = f"gptlib.lessons.checks.nb{path.stem[:2]}"
+    module = f"gptlib.lessons.nb{path.stem[:2]}.checks"
     script = f"""
 import contextlib, importlib, inspect, io
-import gptlib.lessons.checks as checks
-from gptlib.lessons.checks import REGISTRY, check
+import gptlib.lessons.engine.checks as checks
+from gptlib.lessons.engine.checks import REGISTRY, check
 assert checks.__file__.startswith({str(package)!r}), checks.__file__
 assert sorted(REGISTRY) == {sorted(names)!r}, sorted(REGISTRY)
 for name, exercise in REGISTRY.items():
@@ -686,10 +686,10 @@ def test_a_graded_release_grades_planted_answers_as_the_full_check(
     each gets the outcome the full check (the instructor's autograde) gives it: the reference
     and an independent right answer pass, a stub is not implemented, and each catalogued mistake is
     named."""
-    from gptlib.lessons.checks import CheckError, NotImplementedYet, verify
-    from gptlib.lessons.checks.core import forget_tries
-    from gptlib.lessons.checks.recorded import load_recording
-    from tests.lessons.checks.test_registry import INDEPENDENT
+    from gptlib.lessons.engine.checks import CheckError, NotImplementedYet, verify
+    from gptlib.lessons.engine.checks.core import forget_tries
+    from gptlib.lessons.engine.checks.recorded import load_recording
+    from tests.lessons.engine.checks.test_registry import INDEPENDENT
 
     package = graded_package(path)
     names = _lesson_exercises(path)
@@ -715,7 +715,7 @@ def test_a_graded_release_grades_planted_answers_as_the_full_check(
         for name in names
     }
     expected = {(n, label): outcome(n, answer) for n in names for label, answer in planted[n]}
-    recorded = load_recording(package / "gptlib" / "lessons" / "checks" / "recorded.pt")
+    recorded = load_recording(package / "gptlib" / "lessons" / "engine" / "checks" / "recorded.pt")
     assert sorted(r.name for r in recorded) == sorted(names)
     for exercise in recorded:
         assert not exercise.has_solution
@@ -745,10 +745,9 @@ def test_a_graded_release_of_a_lesson_that_cannot_be_recorded_is_refused(tmp_pat
 
 
 def test_the_shipped_harness_never_imports_a_check_module():
-    """What a graded release ships of the checks (checks/harness/) imports no nbNN module,
-    which the release leaves out."""
-    harness = ROOT / "gptlib" / "lessons" / "checks" / "harness"
-    for path in harness.glob("*.py"):
+    """What a graded release ships of the checks (each lesson's harness.py) imports no lesson's
+    checks module, which the release leaves out."""
+    for path in (ROOT / "gptlib" / "lessons").glob("nb*/harness.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom):
                 modules = [node.module or ""]
@@ -757,7 +756,7 @@ def test_the_shipped_harness_never_imports_a_check_module():
             else:
                 continue
             for module in modules:
-                assert not re.search(r"checks\.nb\d", module), f"{path.name} imports {module}"
+                assert not re.search(r"nb\d+\.checks", module), f"{path} imports {module}"
 
 
 def test_a_graded_release_gives_students_checks_without_solutions(tmp_path):
@@ -769,12 +768,13 @@ def test_a_graded_release_gives_students_checks_without_solutions(tmp_path):
     nb09 = ROOT / "notebooks" / "09_cost_accounting.ipynb"
     package = classroom.student_package([nb09], tmp_path / "gptlib-student")
     names = sorted(classroom.exercises_of([nb09]))
-    checks = package / "gptlib" / "lessons" / "checks"
-    assert not list(checks.glob("nb*.py")) and (checks / "recorded.pt").is_file()
+    lessons = package / "gptlib" / "lessons"
+    assert not list(lessons.glob("nb*/checks.py"))
+    assert (lessons / "engine" / "checks" / "recorded.pt").is_file()
     script = """
 import io, contextlib
-import gptlib.lessons.checks as checks
-from gptlib.lessons.checks import REGISTRY, CheckError, show_solution, verify
+import gptlib.lessons.engine.checks as checks
+from gptlib.lessons.engine.checks import REGISTRY, CheckError, show_solution, verify
 assert checks.__file__.startswith(PACKAGE), checks.__file__
 assert sorted(REGISTRY) == NAMES, sorted(REGISTRY)
 out = io.StringIO()
@@ -782,7 +782,7 @@ with contextlib.redirect_stdout(out):
     show_solution("training-gpu-hours")
 print(out.getvalue().strip())
 try:
-    import gptlib.lessons.checks.nb09
+    import gptlib.lessons.nb09.checks
 except ImportError:
     print("no nb09")
 print(verify("training-gpu-hours", lambda n, d, peak, mfu: n * d * 6 / 3600 / (peak * mfu)))

@@ -36,8 +36,8 @@ import pytest
 from nbclient import NotebookClient
 from nbgrader.utils import determine_grade
 
-from gptlib.lessons.checks import read_outcome
-from gptlib.lessons.checks.outcomes import NOT_IMPLEMENTED, PASSED
+from gptlib.lessons.engine.checks import read_outcome
+from gptlib.lessons.engine.checks.outcomes import NOT_IMPLEMENTED, PASSED
 from tests.executed import raised, stream_text
 
 ROOT = Path(__file__).resolve().parents[1]

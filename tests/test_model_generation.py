@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from gptlib import GPT, GPTConfig, seed_everything
-from gptlib.lessons.experiments.kv_cache import compare_cache
-from gptlib.lessons.experiments.variants import Variant, build_gpt
+from gptlib.lessons.shared.experiments.kv_cache import compare_cache
+from gptlib.lessons.shared.experiments.variants import Variant, build_gpt
 
 
 def peaked_model(max_len: int, variant: Variant | None = None) -> GPT:

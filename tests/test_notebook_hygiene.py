@@ -132,7 +132,7 @@ def test_lessons_end_with_takeaways_and_keep_answers_out_of_sight(path):
     assert len(takeaways) == 1, f"{path.name}: one '## Takeaways' section"
     bullets = re.findall(r"^[-*] ", takeaways[0], re.M)
     assert 3 <= len(bullets) <= 5, f"{path.name}: 3–5 takeaways, found {len(bullets)}"
-    for text in markdown:  # answers live in gptlib.lessons.answers and show folded
+    for text in markdown:  # answers live in gptlib.lessons.engine.answers and show folded
         assert "<details>" not in text, f"{path.name}: an answer typed into markdown"
 
 

@@ -12,7 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from gptlib import GPT, GPTConfig
-from gptlib.lessons.checks import REGISTRY
+from gptlib.lessons.engine.checks import REGISTRY
 
 NOTEBOOK_07 = Path(__file__).resolve().parent.parent / "notebooks" / "07_build_the_gpt.ipynb"
 

@@ -1,0 +1,126 @@
+"""Checks without their answers, for a graded release: the student's environment holds what the
+reference and each catalogued mistake return on the exercises' fixed inputs, not their code.
+
+`record(names)` runs each exercise's reference and mistakes on its inputs and keeps what they
+returned (or raised); `scripts/classroom.py release --graded` writes that next to this module
+(`RECORDING`) in the copy of gptlib it builds for the students, from which it removes the modules
+holding the references and mistakes (each lesson's `checks.py`). There
+`gptlib.lessons.engine.checks` registers a `RecordedExercise` for each recorded one: a student's
+answer is compared with the stored outputs, a catalogued mistake is still named with its message,
+and `show_solution` says it is switched off. The instructor grades with the full checks
+(`scripts/classroom.py autograde`).
+
+What the recording holds beside data (the inputs' modules and callables, each exercise's `adapt` and
+its properties' tests) is pickled by name, so it lives in modules the release keeps: the lesson's
+`gptlib/lessons/nbNN/harness.py`, never its `checks.py` (a property whose test is still in
+`checks.py` is left out of the recording: the instructor's full check still applies it). The
+recording is the course's own file, written by the instructor's copy of gptlib: it is read with
+`torch.load(weights_only=False)`, since inputs include modules and random generators.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from gptlib.lessons.engine.checks.core import REGISTRY, Exercise, Mistake, Result, result_of
+
+RECORDING = Path(__file__).with_name("recorded.pt")
+
+
+def _no_reference(*args: Any) -> Any:
+    raise RuntimeError("a recorded exercise has no reference to run")
+
+
+@dataclass(frozen=True)
+class RecordedExercise(Exercise):
+    """An exercise whose reference and mistakes are known only by their recorded results."""
+
+    reference: Any = _no_reference
+    make_inputs: Any = None
+    cases: Sequence[tuple] = ()
+    expected_outputs: Sequence[Any] = ()
+    mistake_records: Sequence[Sequence[Result]] = field(default=())  # [mistake][case]
+    has_solution: bool = False
+
+    def inputs(self) -> Sequence[tuple]:
+        return self.cases
+
+    def expected(self, case: int, args: tuple) -> Any:
+        return self.expected_outputs[case]
+
+    def mistake_results(self, case: int, args: tuple) -> Iterator[tuple[Mistake, Result]]:
+        for mistake, results in zip(self.mistakes, self.mistake_records, strict=True):
+            yield mistake, results[case]
+
+
+def _shipped(fn: Any) -> bool:
+    """Whether `fn` is defined outside the check modules a graded release leaves out."""
+    return not re.fullmatch(r"gptlib\.lessons\.nb\d+\.checks", getattr(fn, "__module__", ""))
+
+
+def record(names: Iterable[str]) -> dict[str, dict]:
+    """What `RecordedExercise` needs of each named exercise, as plain data for torch.save."""
+    recorded = {}
+    for name in names:
+        exercise = REGISTRY[name]
+        cases = list(exercise.inputs())
+        recorded[name] = {
+            "notebook": exercise.notebook,
+            "cases": cases,
+            "expected": [exercise.expected(i, args) for i, args in enumerate(cases)],
+            "mistakes": [
+                {
+                    "name": m.name,
+                    "message": m.message,
+                    "fix": m.fix,
+                    "results": [
+                        result_of(exercise.as_function(m.implementation), a) for a in cases
+                    ],
+                }
+                for m in exercise.mistakes
+            ],
+            "atol": exercise.atol,
+            "rtol": exercise.rtol,
+            "hints": exercise.hints,
+            "returns": exercise.returns,
+            "adapt": exercise.adapt,
+            "properties": [p for p in exercise.properties if _shipped(p.test)],
+        }
+    return recorded
+
+
+def recorded_exercises(recording: dict[str, dict]) -> list[RecordedExercise]:
+    """The exercises of a recording (what `record` returned, saved and loaded)."""
+    exercises = []
+    for name, data in recording.items():
+        mistakes = tuple(
+            Mistake(m["name"], m["message"], _no_reference, m["fix"]) for m in data["mistakes"]
+        )
+        exercises.append(
+            RecordedExercise(
+                name=name,
+                notebook=data["notebook"],
+                mistakes=mistakes,
+                atol=data["atol"],
+                rtol=data["rtol"],
+                hints=tuple(data["hints"]),
+                returns=tuple(data["returns"]),
+                adapt=data["adapt"],
+                properties=tuple(data.get("properties", ())),
+                cases=data["cases"],
+                expected_outputs=data["expected"],
+                mistake_records=[m["results"] for m in data["mistakes"]],
+            )
+        )
+    return exercises
+
+
+def load_recording(path: Path = RECORDING) -> list[RecordedExercise]:
+    """The recorded exercises in `path` (written by `scripts/classroom.py release --graded`)."""
+    return recorded_exercises(torch.load(path, weights_only=False))

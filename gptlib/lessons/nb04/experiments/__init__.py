@@ -1,0 +1,1 @@
+"""Notebook 04's experiments, one module per topic."""

@@ -1,0 +1,202 @@
+"""Experiments of notebook 05: where a block's parameters live, the MLP's nonlinearity, deep
+stacks with and without residual connections (measured by the functions handed in), and the
+residual stream's writes.
+
+Shapes: B batch, T positions, d model width, L blocks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from gptlib.hooks import capture_inputs, capture_outputs, evaluating
+from gptlib.lessons.shared.experiments.variants import Variant, build_gpt
+from gptlib.model import GPT, Block, GPTConfig, check_heads, check_positive_int
+
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "ReLU": F.relu,  # the original Transformer
+    "GELU": F.gelu,  # GPT-2 (exact erf form)
+    "SiLU": F.silu,  # the gate inside SwiGLU (modern LLMs)
+}
+
+
+def _count(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def block_parameter_counts(d_model: int, n_heads: int = 4, bias: bool = True) -> dict[str, int]:
+    """Parameters of one gptlib `Block`, counted from its real modules: attention, MLP, norms.
+
+    The block is built on the meta device (shapes only, no memory), so any width is cheap.
+    """
+    check_positive_int("d_model", d_model)
+    check_positive_int("n_heads", n_heads)
+    check_heads(d_model, n_heads)
+    with torch.device("meta"):
+        block = Block(d_model, n_heads, bias=bias)
+    return {
+        "attention": _count(block.attn),
+        "mlp": _count(block.mlp),
+        "layer norms": _count(block.ln1) + _count(block.ln2),
+    }
+
+
+def activation_values_and_slopes(
+    x: torch.Tensor,
+) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """For each activation in `ACTIVATIONS`: (φ(x), φ'(x)), both shaped like x [N].
+
+    The slopes come from autograd, so they are the derivatives backpropagation really uses.
+    """
+    result = {}
+    for name, phi in ACTIVATIONS.items():
+        xs = x.detach().clone().requires_grad_(True)
+        y = phi(xs)
+        (slope,) = torch.autograd.grad(y.sum(), xs)
+        result[name] = (y.detach(), slope)
+    return result
+
+
+def gelu_gain() -> float:
+    """1 / √E[GELU(z)²] for z ~ N(0, 1), about 1.53: the gain that undoes GELU's shrinkage.
+
+    GELU keeps about 0.425 of a unit-variance input's second moment (ReLU keeps 0.5, hence He's
+    gain √2). Computed by integrating against the normal density on a fine grid, in float64.
+    """
+    z = torch.linspace(-12.0, 12.0, 240_001, dtype=torch.float64)
+    density = torch.exp(-0.5 * z**2) / math.sqrt(2 * math.pi)
+    second_moment = torch.trapezoid(F.gelu(z) ** 2 * density, z)
+    return float(second_moment.rsqrt())
+
+
+def deep_stack(
+    n_layers: int,
+    residual: bool,
+    layer_norm: bool = True,
+    init: Callable[[GPT], object] | None = None,
+    d_model: int = 64,
+    n_heads: int = 4,
+    block_size: int = 32,
+    vocab_size: int = 65,
+    seed: int = 0,
+) -> GPT:
+    """A float64 GPT whose blocks keep or drop their skip connections (a lesson variant,
+    `gptlib.lessons.shared.experiments.variants`), with GPT-2's initialisation unless `init(model)`
+    re-initialises it in place.
+
+    `layer_norm=False` makes each block's two LayerNorms the identity, leaving the residual
+    connection as the only difference between `residual=True` and `False`. The final
+    LayerNorm before the unembedding stays. float64 so that gradients far below float32's
+    smallest positive number (about 1.4e-45) are measured rather than rounded to 0.
+    """
+    torch.manual_seed(seed)
+    config = GPTConfig(
+        vocab_size=vocab_size,
+        d_model=d_model,
+        n_heads=n_heads,
+        n_layers=n_layers,
+        max_len=block_size,
+    )
+    model = build_gpt(config, Variant(residual=residual, block_norms=layer_norm))
+    if init is not None:
+        init(model)
+    return model.double()
+
+
+@dataclass(frozen=True)
+class GradientFlow:
+    """What one backward pass through a deep stack shows (notebook 05).
+
+    grad_norms [L]: each block's gradient norm, as the measuring function returned it.
+    stream_norms [L]: mean per-token norm |x| of each block's output.
+    outputs [L, B, T, d]: each block's output, every token's vector divided by its largest
+    entry (directions kept: a cosine is the same; sizes down to 1e-118 become comparable).
+    """
+
+    grad_norms: torch.Tensor
+    stream_norms: torch.Tensor
+    outputs: torch.Tensor
+
+
+GradNorms = Callable[[GPT, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def gradient_flow(
+    n_layers: int,
+    residual: bool,
+    grad_norms: GradNorms,
+    layer_norm: bool = True,
+    init: Callable[[GPT], object] | None = None,
+    batch_size: int = 8,
+    block_size: int = 32,
+    d_model: int = 64,
+    seed: int = 0,
+) -> GradientFlow:
+    """One forward and backward pass of `deep_stack` on random tokens, measured by
+    `grad_norms(model, inputs, targets)` (per-block gradient norms [L]: notebook 05 hands in
+    `gradient_norms.loss_gradient_norms`), with each block's output recorded on the way."""
+    if n_layers < 1 or block_size < 2:
+        raise ValueError(f"need n_layers >= 1 and block_size >= 2, got {n_layers}, {block_size}")
+    model = deep_stack(
+        n_layers, residual, layer_norm, init, d_model=d_model, block_size=block_size, seed=seed
+    )
+    generator = torch.Generator().manual_seed(seed)
+    V = model.config.vocab_size
+    inputs = torch.randint(0, V, (batch_size, block_size), generator=generator)
+    targets = torch.randint(0, V, (batch_size, block_size), generator=generator)
+    with capture_outputs(model.blocks) as captured:
+        norms = grad_norms(model, inputs, targets)
+    outputs = torch.stack(captured[:n_layers])  # [L, B, T, d]; the first forward pass's
+    largest = outputs.abs().amax(dim=-1, keepdim=True).clamp_min(torch.finfo(outputs.dtype).tiny)
+    return GradientFlow(norms.detach(), outputs.norm(dim=-1).mean(dim=(1, 2)), outputs / largest)
+
+
+@dataclass(frozen=True)
+class StreamWrites:
+    """The residual stream of a Pre-LN GPT, taken apart (notebook 05).
+
+    embedding [B, T, d]: token + position vectors, the stream's start.
+    updates [2L, B, T, d]: what each sublayer adds (attention of block 1, its MLP, block 2, ...).
+    final [B, T, d]: the stream after the last block (before the final LayerNorm).
+    relative [2L]: mean over tokens of |update| / |stream just before it|.
+    names [2L]: "attn 1", "mlp 1", "attn 2", ...
+    """
+
+    embedding: torch.Tensor
+    updates: torch.Tensor
+    final: torch.Tensor
+    relative: torch.Tensor
+    names: tuple[str, ...]
+
+
+@torch.no_grad()
+def residual_stream_writes(model: GPT, idx: torch.Tensor) -> StreamWrites:
+    """Record every write into the residual stream of a Pre-LN `model` on token ids idx [B, T]."""
+    rewired = [i for i, block in enumerate(model.blocks) if type(block) is not Block]
+    if rewired:
+        raise ValueError(
+            "residual_stream_writes needs gptlib's own Pre-LN blocks, with their residual "
+            f"connections; blocks {rewired} are rewired lesson variants. Build the model with "
+            "gptlib.GPT(config)"
+        )
+    names = tuple(
+        f"{kind} {i}" for i in range(1, len(model.blocks) + 1) for kind in ("attn", "mlp")
+    )
+    sublayers = [layer for block in model.blocks for layer in (block.attn, block.mlp)]
+    with (
+        evaluating(model),
+        capture_inputs(model.blocks[:1]) as embedding,
+        capture_outputs(sublayers) as writes,
+        capture_outputs(model.blocks[-1:]) as final,
+    ):
+        model(idx)
+    updates = torch.stack(writes)  # [2L, B, T, d], in call order: attn 1, mlp 1, attn 2, ...
+    before = embedding[0] + updates.cumsum(dim=0) - updates  # the stream before each write
+    relative = (updates.norm(dim=-1) / before.norm(dim=-1)).mean(dim=(1, 2))
+    return StreamWrites(embedding[0], updates, final[0], relative, names)

@@ -1,0 +1,1 @@
+"""Notebook 07's experiments, one module per topic."""

@@ -1,0 +1,1 @@
+"""Notebook 08's code: see docs/authoring.md, 'Where a lesson's code lives'."""

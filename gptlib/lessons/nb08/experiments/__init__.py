@@ -1,0 +1,1 @@
+"""Notebook 08's experiments, one module per topic."""

@@ -1,0 +1,1 @@
+"""Notebook 08's plots, one module per topic."""

@@ -1,0 +1,69 @@
+"""What each piece buys: the ablation ladder's curves and bars, and one head against several
+(notebook 08)."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from gptlib.lessons.nb08.experiments.ablation import LADDER, Ladder
+from gptlib.lessons.nb08.experiments.two_lookups import HeadsRun
+
+
+def plot_ladder(ladder: Ladder, vocab_size: int, counted_bigram: float | None = None) -> Figure:
+    """Left: each rung's held-out loss against the step (mean over the seeds), from the first
+    estimate after the start. Right: each rung's loss at the end, the bar at the seeds' mean
+    and a line over their range; the counted bigram's loss as a labelled line on both."""
+    names = [r.name for r in LADDER]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    steps = ladder.curves(names[0])[0].eval_steps[1:]
+    for name in names:
+        left.plot(steps, [ladder.mean(name, step=s) for s in steps], label=name)
+    y = np.arange(len(names))
+    means = [ladder.mean(n) for n in names]
+    low = [m - min(ladder.loss(n)) for m, n in zip(means, names, strict=True)]
+    high = [max(ladder.loss(n)) - m for m, n in zip(means, names, strict=True)]
+    right.barh(y, means, xerr=[low, high], color="tab:blue", ecolor="black", capsize=3)
+    for yi, m in zip(y, means, strict=True):
+        right.text(0.05, yi, f"{m:z.3f}", va="center", color="white", fontsize=9)
+    right.set_yticks(y, names, fontsize=9)
+    right.invert_yaxis()
+    right.set_xlim(0, math.log(vocab_size))
+    for ax in (left, right):
+        if counted_bigram is not None:
+            draw = ax.axhline if ax is left else ax.axvline
+            draw(counted_bigram, color="gray", ls="--", lw=1, label="counted bigram")
+    left.set(xlabel="step", ylabel="held-out loss (nats per character)")
+    left.set_title(f"mean of seeds {', '.join(map(str, ladder.seeds))}", fontsize=10)
+    left.legend(fontsize=8)
+    left.grid(alpha=0.3)
+    right.set_xlabel("held-out loss (nats per character)")
+    right.set_title(f"after {ladder.steps:,} steps: mean and range of the seeds", fontsize=10)
+    right.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def plot_heads(runs: list[HeadsRun]) -> Figure:
+    """Accuracy of each model on the two-lookups task, and the attention weight its best heads
+    put on the latest letter and the latest digit (positions that hold a dot)."""
+    names = [r.name.replace(", ", ",\n") for r in runs]
+    x = np.arange(len(runs))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
+    left.bar(x, [r.accuracy for r in runs], color="tab:blue")
+    for xi, r in zip(x, runs, strict=True):
+        left.text(xi, r.accuracy + 0.02, f"{r.accuracy:z.3f}", ha="center", fontsize=9)
+    left.set(ylim=(0, 1.12), ylabel="accuracy on held-out sequences")
+    left.set_xticks(x, names, fontsize=9)
+    left.set_title("answers right", fontsize=10)
+    width = 0.38
+    right.bar(x - width / 2, [r.letter_weight for r in runs], width, label="latest letter")
+    right.bar(x + width / 2, [r.digit_weight for r in runs], width, label="latest digit")
+    right.axhline(0.5, color="gray", ls=":", label="half of one softmax")
+    right.set(ylim=(0, 1.12), ylabel="attention weight (best head)")
+    right.set_xticks(x, names, fontsize=9)
+    right.set_title("where a dot looks", fontsize=10)
+    right.legend(fontsize=8, loc="upper left", ncols=3)
+    return fig

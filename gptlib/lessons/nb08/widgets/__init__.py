@@ -1,0 +1,1 @@
+"""Notebook 08's widgets, one module per topic."""

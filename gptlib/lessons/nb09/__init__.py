@@ -1,0 +1,1 @@
+"""Notebook 09's code: see docs/authoring.md, 'Where a lesson's code lives'."""

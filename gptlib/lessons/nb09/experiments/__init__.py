@@ -1,0 +1,1 @@
+"""Notebook 09's experiments, one module per topic."""

@@ -1,0 +1,1 @@
+"""Experiments more than one lesson runs."""

@@ -1,0 +1,1 @@
+"""Figures more than one lesson shows."""

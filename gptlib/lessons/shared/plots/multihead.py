@@ -1,0 +1,147 @@
+"""Plots for notebook 04: per-head attention patterns and the (head, position) slots a token
+reaches after a head split."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from gptlib.lessons.engine.labels import char_labels
+
+# Space around the panels, in inches: tick labels and "query" on the left, "key" below, the
+# title above, the colorbar on the right.
+_MARGINS = {"left": 0.8, "right": 1.0, "bottom": 0.75, "top": 0.7}
+_GAP = 0.25  # between panels, in inches
+
+
+class HeadPatternsView:
+    """Heatmaps of attention weights, one per head, `cols` per row (notebooks 03 and 04).
+
+    Built once with room for `max_heads` panels over a sequence of `labels`; `update` fills the
+    first h panels and hides the rest, so the explorer redraws without rebuilding axes. Only
+    the first panel carries the character ticks (queries down, keys across; every panel shows
+    the same sentence): labelling them all would make a redraw several times slower. One
+    colorbar serves every panel (weights 0 to 1). Give the figure `figsize(...)`: panels large
+    enough for one 8 pt label per character.
+    """
+
+    LABEL_PT = 8
+
+    @staticmethod
+    def figsize(max_heads: int, T: int, cols: int = 4) -> tuple[float, float]:
+        """A figure size for `max_heads` panels of T characters, `cols` to a row."""
+        side = max(2.0, T * HeadPatternsView.LABEL_PT / 72)  # one 8 pt line per character
+        cols = min(max_heads, cols)
+        rows = math.ceil(max_heads / cols)
+        m = _MARGINS
+        return (
+            cols * side + (cols - 1) * _GAP + m["left"] + m["right"],
+            rows * side + (rows - 1) * (_GAP + 0.3) + m["top"] + m["bottom"],
+        )
+
+    def __init__(
+        self, fig: Figure, labels: Sequence[str], max_heads: int = 8, cols: int = 4
+    ) -> None:
+        T = len(labels)
+        cols = min(max_heads, cols)
+        rows = math.ceil(max_heads / cols)
+        axes = fig.subplots(rows, cols, squeeze=False).flat
+        width, height = fig.get_size_inches()
+        m = _MARGINS
+        right = 1 - m["right"] / width
+        fig.subplots_adjust(
+            left=m["left"] / width,
+            right=right,
+            bottom=m["bottom"] / height,
+            top=1 - m["top"] / height,
+            wspace=0.1,
+            hspace=0.25,
+        )
+        self.axes = list(axes)
+        self.images = [
+            ax.imshow(np.zeros((T, T)), cmap="viridis", vmin=0, vmax=1) for ax in self.axes
+        ]
+        ticks = char_labels(labels)
+        for i, ax in enumerate(self.axes):
+            ax.set_title(f"head {i}", fontsize=9)
+            if i == 0:
+                ax.set_xticks(range(T), ticks, fontsize=self.LABEL_PT)
+                ax.set_yticks(range(T), ticks, fontsize=self.LABEL_PT)
+                ax.set_xlabel("key", fontsize=9)
+                ax.set_ylabel("query", fontsize=9)
+            else:
+                ax.set_xticks([])
+                ax.set_yticks([])
+        bottom, top = m["bottom"] / height, 1 - m["top"] / height
+        colorbar_ax = fig.add_axes((right + 0.25 / width, bottom, 0.12 / width, top - bottom))
+        fig.colorbar(self.images[0], cax=colorbar_ax, label="attention weight")
+        self.title = fig.suptitle("")
+
+    def update(self, weights: torch.Tensor, title: str = "") -> None:
+        """Show weights [h, T, T] (h <= max_heads) under `title`."""
+        h = weights.shape[0]
+        if h > len(self.axes):
+            raise ValueError(f"this view has {len(self.axes)} panels, got {h} heads")
+        for i, (ax, image) in enumerate(zip(self.axes, self.images, strict=True)):
+            ax.set_visible(i < h)
+            if i < h:
+                image.set_data(weights[i].detach().numpy())
+        self.title.set_text(title)
+
+
+def plot_head_slots(grids: dict[str, torch.Tensor], token: int) -> Figure:
+    """Grids [h, T] of token indices, one per split method: the token whose features fill each
+    (head, slot), written in its cell; the slots of `token` in red."""
+    fig, axes = plt.subplots(
+        1, len(grids), figsize=(4.5 * len(grids), 2.8), squeeze=False, constrained_layout=True
+    )
+    for ax, (name, grid) in zip(axes.flat, grids.items(), strict=True):
+        h, T = grid.shape
+        ax.imshow((grid == token).float().numpy(), cmap="Reds", vmin=0, vmax=1.4)
+        for i in range(h):
+            for t in range(T):
+                ax.text(t, i, str(int(grid[i, t])), ha="center", va="center", fontsize=9)
+        ax.set_xticks(range(T))
+        ax.set_yticks(range(h), [f"head {i}" for i in range(h)])
+        ax.set_xlabel("slot (the position axis attention runs over)")
+        ax.set_title(f"{name}\nwhich token fills each slot (token {token} red)", fontsize=10)
+    return fig
+
+
+def plot_position_loss(
+    position_loss: Sequence[float],
+    groups: Mapping[str, Sequence[int]],
+    floors: Sequence[float],
+    title: str,
+) -> Figure:
+    """Held-out loss at each window position [T] (notebook 04), one bar colour per group of
+    positions (`groups`: label -> positions, in the order of the legend; the first group, the
+    positions that copy, also gets a shaded column, which keeps a near-zero bar visible), and
+    the floor at each position [T], what a model that reads only the past can reach there."""
+    colours = ["tab:red", "tab:orange", "tab:grey", "tab:blue"]
+    if len(groups) > len(colours):
+        raise ValueError(f"at most {len(colours)} groups, got {len(groups)}")
+    T = len(position_loss)
+    if len(floors) != T:
+        raise ValueError(f"one floor per position: got {len(floors)} floors for {T} positions")
+    fig, ax = plt.subplots(figsize=(9, 3.4), constrained_layout=True)
+    colour_of = {t: colours[g] for g, members in enumerate(groups.values()) for t in members}
+    for t in next(iter(groups.values()), []):
+        ax.axvspan(t - 0.5, t + 0.5, color="mistyrose", linewidth=0)
+    ax.bar(range(T), position_loss, color=[colour_of.get(t, "white") for t in range(T)])
+    (floor_line,) = ax.step(range(T), floors, where="mid", color="black", linestyle="--")
+    handles = [Patch(facecolor=colours[g]) for g in range(len(groups))] + [floor_line]
+    label = f"floor: what the past allows ({floors[0]:z.2f} at t = 0 to {floors[-1]:z.3f})"
+    ax.legend(handles, [*groups, label], fontsize=8, loc="upper center")
+    ax.set_xlim(-0.5, T - 0.5)
+    ax.set_xticks(range(0, T, 2))
+    ax.set_xlabel("position t in the window")
+    ax.set_ylabel("held-out loss\n(nats per character)")
+    ax.set_title(title)
+    return fig

@@ -1,1 +1,0 @@
-"""Plots used by the notebooks (matplotlib), one module per topic."""

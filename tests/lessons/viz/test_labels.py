@@ -1,5 +1,0 @@
-from gptlib.lessons.viz.labels import char_labels
-
-
-def test_invisible_characters_become_symbols():
-    assert char_labels("a b\n\t") == ["a", "␣", "b", "⏎", "⇥"]
