@@ -1,1 +1,4 @@
-"""Notebook 00's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 00, start here: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""

@@ -1,1 +1,4 @@
-"""Notebook 01's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 01, embeddings and positions: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""

@@ -1,1 +1,4 @@
-"""Notebook 02's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 02, scaled dot-product attention: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""

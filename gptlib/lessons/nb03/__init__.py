@@ -1,1 +1,4 @@
-"""Notebook 03's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 03, the causal mask: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""

@@ -1,1 +1,4 @@
-"""Notebook 04's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 04, multi-head attention: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""

@@ -1,1 +1,4 @@
-"""Notebook 05's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 05, the feed-forward network and residuals: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""

@@ -1,1 +1,4 @@
-"""Notebook 06's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 06, LayerNorm, Pre-LN vs Post-LN: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""

@@ -1,1 +1,4 @@
-"""Notebook 07's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 07, build the GPT: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""

@@ -1,1 +1,4 @@
-"""Notebook 08's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 08, train and sample: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""

@@ -1,1 +1,4 @@
-"""Notebook 09's code: see docs/authoring.md, 'Where a lesson's code lives'."""
+"""Notebook 09, cost accounting: its code, one module per kind.
+
+(docs/authoring.md, "Where a lesson's code lives".)
+"""
