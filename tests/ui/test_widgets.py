@@ -322,7 +322,9 @@ SPECS: dict[str, NotebookSpec] = {
 def _uses_widgets(path: Path) -> bool:
     notebook = nbformat.read(path, as_version=4)
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    return bool(re.search(r"ipywidgets|gptlib\.lessons\.widgets|\binteract\b", code))
+    # a lesson's widgets, the engine's prediction widget and explorer base, the timing of them
+    widgets = r"gptlib\.lessons\.(?:nb\d\d\.widgets|engine\.(?:predict|explorer)|under_the_hood)"
+    return bool(re.search(rf"ipywidgets|{widgets}|\binteract\b", code))
 
 
 def _driven_paths() -> list[Path]:
