@@ -86,6 +86,14 @@ def _train_parser(sub: argparse._SubParsersAction) -> None:
         "natively, else float32 (default: auto)",
     )
     run.add_argument(
+        "--compile",
+        action="store_true",
+        default=None,
+        help="torch.compile the training step: faster steps after a compilation that counts in "
+        "--time-budget (12-46 s on a 2-core CPU, so it pays in runs of minutes, not of one); "
+        "falls back to eager where no compiler works",
+    )
+    run.add_argument(
         "--pause-after",
         type=int,
         metavar="STEPS",
@@ -173,6 +181,8 @@ def _train(args: argparse.Namespace, device: torch.device, world: World) -> dict
     if args.precision is not None or not checkpoint:
         choice = args.precision or "auto"
         given["precision"] = fast_precision(device) if choice == "auto" else choice
+    if args.compile:
+        given["compile"] = True
     config = dataclasses.replace(base, **given)
     corpus = args.corpus or (checkpoint.meta.get("corpus") if checkpoint else None)
     name, text = _load_text(corpus)
