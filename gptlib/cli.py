@@ -36,7 +36,7 @@ from gptlib.train import PRECISIONS, NonFiniteLossError, TrainConfig, Trainer
 # lowest held-out loss in 60 s on a 2-core laptop (benchmarks/train_quality.py; the search is in
 # docs/maintainers.md). The chapter's own shape is --n-layers 4. TrainConfig's defaults, which
 # the notebooks train with, stay the chapter's.
-MODEL_DEFAULTS = {"d_model": 128, "n_heads": 4, "n_layers": 2}
+MODEL_DEFAULTS = {"d_model": 128, "n_heads": 4, "n_layers": 1}
 DEFAULTS = TrainConfig(batch_size=24, lr=1e-2)
 MODEL_INIT = "pytorch"
 TRAIN_FLAGS = (  # flag, TrainConfig field, type, help
