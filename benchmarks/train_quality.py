@@ -5,7 +5,7 @@
     PYTHONPATH=. python benchmarks/train_quality.py --reference     # the chapter's code too
 
 Runs the real command, `python -m gptlib train --corpus tinyshakespeare --time-budget 60`
-(the command's defaults: the chapter's blocks, L=2 h=4 d=128, `gptlib/cli.py`), in a child
+(the command's defaults: one of the chapter's blocks, L=1 h=4 d=128, `gptlib/cli.py`), in a child
 process, and reports its JSON summary, its peak memory and CPU seconds, and the validation
 loss estimated like the widely used reference does (200 random batches of 12 × 64 from the
 last 10% of the text; it reaches 1.886 after 2000 steps, 123 s). On a machine shared with

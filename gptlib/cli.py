@@ -36,7 +36,7 @@ from gptlib.train import PRECISIONS, NonFiniteLossError, TrainConfig, Trainer
 # lowest held-out loss in 60 s on a 2-core laptop (benchmarks/train_quality.py; the search is in
 # docs/maintainers.md). The chapter's own shape is --n-layers 4. TrainConfig's defaults, which
 # the notebooks train with, stay the chapter's.
-MODEL_DEFAULTS = {"d_model": 128, "n_heads": 4, "n_layers": 2}
+MODEL_DEFAULTS = {"d_model": 128, "n_heads": 4, "n_layers": 1}
 DEFAULTS = TrainConfig(batch_size=24, lr=1e-2)
 MODEL_INIT = "pytorch"
 TRAIN_FLAGS = (  # flag, TrainConfig field, type, help
@@ -84,6 +84,14 @@ def _train_parser(sub: argparse._SubParsersAction) -> None:
         choices=("auto", *PRECISIONS),
         help="of the matrix products: auto picks bfloat16 where the hardware multiplies it "
         "natively, else float32 (default: auto)",
+    )
+    run.add_argument(
+        "--compile",
+        action="store_true",
+        default=None,
+        help="torch.compile the training step: faster steps after a compilation that counts in "
+        "--time-budget (12-46 s on a 2-core CPU, so it pays in runs of minutes, not of one); "
+        "falls back to eager where no compiler works",
     )
     run.add_argument(
         "--pause-after",
@@ -173,6 +181,8 @@ def _train(args: argparse.Namespace, device: torch.device, world: World) -> dict
     if args.precision is not None or not checkpoint:
         choice = args.precision or "auto"
         given["precision"] = fast_precision(device) if choice == "auto" else choice
+    if args.compile:
+        given["compile"] = True
     config = dataclasses.replace(base, **given)
     corpus = args.corpus or (checkpoint.meta.get("corpus") if checkpoint else None)
     name, text = _load_text(corpus)

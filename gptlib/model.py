@@ -403,7 +403,8 @@ def check_token_ids(
     """ValueError unless `idx` is an integer tensor [B, T] of ids in [0, vocab_size), at most
     max_len long when given, and `targets`, when given, an integer tensor of its shape holding
     ids or -1. The values are read on the CPU only, unless `read_values` (`generate`): on an
-    accelerator that would stall the device at every training step."""
+    accelerator that would stall the device at every training step. Under torch.compile only
+    the shapes and dtypes are checked."""
     for name, ids in (("token ids", idx), ("targets", targets)):
         if ids is not None and not isinstance(ids, torch.Tensor):
             raise ValueError(f"{name} must be a torch.Tensor [B, T], got {type(ids).__name__}")
@@ -428,8 +429,8 @@ def check_token_ids(
             f"targets must have the same shape as idx {list(idx.shape)}, got "
             f"{list(targets.shape)}; targets are idx shifted left by one position"
         )
-    if not (read_values or idx.device.type == "cpu"):
-        return
+    if not (read_values or idx.device.type == "cpu") or torch.compiler.is_compiling():
+        return  # reading values would break a compiled graph (torch.compile) in two
     if (low := int(idx.min())) < 0 or (high := int(idx.max())) >= vocab_size:
         raise ValueError(
             f"token id {low if low < 0 else high} is out of range for vocab_size={vocab_size} "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -45,6 +46,7 @@ class TrainConfig:
     time_budget_s: float | None = None  # stop after this many seconds of training steps
     seed: int = 0  # drives batch sampling
     precision: str = "float32"  # of the training step's matrix products: "float32" or "bfloat16"
+    compile: bool = False  # torch.compile the training forward and backward (same numbers)
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "block_size", "eval_batches"):
@@ -179,6 +181,8 @@ class Trainer:
         self.forward = model
         if self.world.size > 1:
             self.forward = torch.nn.parallel.DistributedDataParallel(model)
+        if c.compile:
+            self.forward = _Compiled(self.forward)
         self.optimizer = make_optimizer(model, c)
         self.sampler = BatchSampler(train_ids, c.batch_size, c.block_size, seed=c.seed)
         self.eval_sets = {
@@ -415,3 +419,30 @@ def _float32_attention(model: nn.Module) -> Iterator[None]:
     finally:
         for layer in layers:
             del layer.attend
+
+
+class _Compiled:
+    """`torch.compile(module)`, compiled at the first call; where that fails (no C++ compiler,
+    an unsupported platform) it warns and runs the module as it is from then on."""
+
+    def __init__(self, module: nn.Module) -> None:
+        self.eager = module
+        self.compiled = torch.compile(module, dynamic=False)
+        self.works: bool | None = None  # unknown until the first call
+
+    def __call__(self, *args: torch.Tensor) -> Any:
+        if self.works is not None:
+            return (self.compiled if self.works else self.eager)(*args)
+        try:
+            out = self.compiled(*args)
+        except Exception as exc:  # errors of the model itself come again from the eager call
+            self.works = False
+            warnings.warn(
+                f"torch.compile failed ({type(exc).__name__}: {str(exc)[:300]}); training goes "
+                "on without it",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            return self.eager(*args)
+        self.works = True
+        return out

@@ -88,8 +88,8 @@ def test_no_arguments_trains_the_chapter_architecture_offline(
     assert "corpus tinyshakespeare: 1,115,394 characters, vocabulary 65" in captured.err
     assert last_json_line(captured.out)["steps"] == 2
     saved = load_checkpoint(tmp_path / "gptlib_model.pt")
-    # the 60-s winner: the chapter's blocks at half its depth (docs/maintainers.md)
-    assert (saved.model_config.d_model, saved.model_config.n_layers) == (128, 2)
+    # the 60-s winner: one of the chapter's blocks (docs/maintainers.md)
+    assert (saved.model_config.d_model, saved.model_config.n_layers) == (128, 1)
     assert saved.model_config.n_heads == 4
     assert saved.trainer_state["config"]["batch_size"] == 24
     assert saved.trainer_state["config"]["lr"] == 1e-2
@@ -215,3 +215,23 @@ def test_init_chooses_the_starting_weights(tmp_path, capsys):
         stds[init] = load_checkpoint(out).build_model().tok_emb.weight.std().item()
     capsys.readouterr()
     assert 0.9 < stds["pytorch"] < 1.1 and stds["gpt2"] < 0.03  # N(0, 1) and GPT-2's 0.02
+
+
+def test_compile_is_asked_for_and_saved_with_the_run(tmp_path, capsys, monkeypatch):
+    """--compile sets TrainConfig.compile (saved in the checkpoint); where compiling fails (a
+    stand-in compiler that raises) the run warns once and trains without it."""
+
+    def broken_compile(module, **options):
+        def fails(*args):
+            raise RuntimeError("no working C++ compiler found")
+
+        return fails
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    out = tmp_path / "c.pt"
+    with pytest.warns(RuntimeWarning, match="torch.compile failed"):
+        assert cli.main(["train", *TINY, "--steps", "2", "--compile", "--out", str(out)]) == 0
+    assert last_json_line(capsys.readouterr().out)["steps"] == 2
+    assert load_checkpoint(out).trainer_state["config"]["compile"] is True
+    assert cli.main(["train", *TINY, "--steps", "1", "--out", str(out)]) == 0
+    assert load_checkpoint(out).trainer_state["config"]["compile"] is False

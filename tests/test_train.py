@@ -1,12 +1,15 @@
 """The training loop against a hand-written reference loop, its schedule, budget and failures."""
 
 import math
+import warnings
+from dataclasses import replace as dataclasses_replace
 
 import pytest
 import torch
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import SONNETS, BatchSampler, CharTokenizer, train_val_split
+from gptlib.model import check_token_ids
 from gptlib.train import (
     History,
     NonFiniteLossError,
@@ -265,3 +268,43 @@ def test_a_bfloat16_step_on_the_cpu_runs_the_attention_kernel_in_float32():
         out = layer.attend(q, k, v)
     assert out.dtype == torch.bfloat16 and torch.equal(out, expected)
     assert "attend" not in vars(layer)  # the layer's own method again afterwards
+
+
+def test_compile_trains_like_eager_and_falls_back_where_no_compiler_works(monkeypatch):
+    """TrainConfig(compile=True) wraps the forward pass in torch.compile; where compiling fails
+    (here: a stand-in compiler that raises, as inductor does without a C++ compiler) the first
+    step warns and the run goes on eagerly, with the eager run's numbers."""
+
+    def broken_compile(module, **options):
+        def fails(*args):
+            raise RuntimeError("no working C++ compiler found")
+
+        return fails
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    config = small_config(steps=4, eval_interval=0)
+    trainer = Trainer(small_model(), TRAIN_IDS, VAL_IDS, dataclasses_replace(config, compile=True))
+    with pytest.warns(RuntimeWarning, match="torch.compile failed .*no working C"):
+        compiled = list(trainer.run(progress=False).train_loss)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one warning, at the first step only
+        trainer.config = dataclasses_replace(trainer.config, steps=6)
+        trainer.run(progress=False)
+    eager = Trainer(small_model(), TRAIN_IDS, VAL_IDS, config).run(progress=False).train_loss
+    assert compiled == eager
+    assert TrainConfig.from_dict(trainer.config.to_dict()).compile
+
+
+def test_a_compiled_step_reads_no_id_values(monkeypatch):
+    """Under torch.compile the ids' range is not read (it would split the compiled graph in
+    two); their shape and dtype still are."""
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    bad = torch.full((2, 4), 70)
+    check_token_ids(bad, 65, max_len=8, targets=bad)
+    with pytest.raises(ValueError, match="integer token ids"):
+        check_token_ids(bad.float(), 65)
+    with pytest.raises(ValueError, match="exceeds the model's max_len"):
+        check_token_ids(bad, 65, max_len=2)
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: False)
+    with pytest.raises(ValueError, match="token id 70 is out of range"):
+        check_token_ids(bad, 65)
