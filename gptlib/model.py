@@ -1,21 +1,18 @@
-"""The GPT in one file, in the order the notebooks build it.
+"""The GPT in one file, in the order the notebooks build it:
 
     idx [B, T] → tok_emb + pos_emb → L × Block → ln_f → lm_head → logits [B, T, V]
 
-1. attention: the causal mask (03), the softmax written out (02), the KV cache, and multi-head
-   attention (04) through torch's fused kernel or, with `fused=False`, the written-out softmax;
+1. attention: the causal mask (03), the softmax written out (02), the KV cache (08), multi-head
+   attention (04), fused or written out;
 2. the MLP (05) and the Pre-LN block (06);
 3. the config and the GPT (07), with `generate`, temperature and top-k (08);
 4. the checks at the edges, whose ValueErrors say what was wrong and what to do.
 
-Exercise references the model never calls live with their lessons: the sinusoidal position
-table (01) in `gptlib.lessons.shared.references`, LayerNorm written out (06) in
-`gptlib.lessons.nb06.references`.
-
 Shapes: B batch, T positions (T_k keys), d model width, h heads, d_h = d / h, V vocabulary.
-Parameter names are the chapter's (with `lm_head` for its `head`): tok_emb, pos_emb,
-blocks.{i}.ln1 / attn.qkv / attn.proj / ln2 / mlp.up / mlp.down, ln_f, lm_head, so a model
-written like the chapter's and this one load each other's `state_dict()` as they are.
+Parameter names are the chapter's (`lm_head` for its `head`), so a model written like the
+chapter's and this one load each other's `state_dict()` as they are. Exercise references the
+model never calls live with their lessons: `gptlib.lessons.shared.references` (the sinusoidal
+table, 01) and `gptlib.lessons.nb06.references` (LayerNorm written out, 06).
 """
 
 from __future__ import annotations
@@ -30,13 +27,11 @@ from torch import nn
 # --- 1. Attention (notebooks 02-04) -----------------------------------------------------------
 
 
-def causal_mask(
-    T_q: int, *, T_k: int | None = None, device: torch.device | None = None
-) -> torch.Tensor:
-    """Boolean mask [T_q, T_k], True where query i may attend to key j (notebook 03), as in
-    `F.scaled_dot_product_attention` (the chapter marks the blocked scores instead). The queries
-    are the last T_q of T_k positions: the lower triangle when T_q == T_k, else a band shifted
-    right by the T_k − T_q cached positions."""
+def causal_mask(T_q: int, *, T_k: int | None = None,
+                device: torch.device | None = None) -> torch.Tensor:  # fmt: skip
+    """Boolean mask [T_q, T_k] (notebook 03), True where query i may attend to key j as in
+    torch's fused attention (the chapter marks the blocked scores instead). The queries are the
+    last T_q of T_k positions: the lower triangle, or a band shifted right by T_k − T_q."""
     T_k = T_q if T_k is None else T_k
     return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(diagonal=T_k - T_q)
 
@@ -84,16 +79,11 @@ class KVCache:
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention with a fused qkv projection (notebook 04):
     x [B, T, d] → qkv [B, T, 3d] → q, k, v [B, h, T, d_h] → attend → [B, T, d] → W_O.
+    `attend` calls torch's fused kernel or, with `fused=False`, the softmax written out: the
+    same numbers up to rounding, in two matmuls that torch's FLOP counter sees (notebook 09)."""
 
-    `attend` calls torch's fused kernel (FlashAttention-style on a GPU), or, with
-    `fused=False`, the softmax written out: the same numbers up to rounding, computed by two
-    batched matrix products that torch's FLOP counter sees (notebook 09).
-    """
-
-    def __init__(
-        self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0,
-        fused: bool = True,
-    ) -> None:  # fmt: skip
+    def __init__(self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0,
+                 fused: bool = True) -> None:  # fmt: skip
         super().__init__()
         check_heads(d_model, n_heads)
         check_dropout(dropout)
@@ -145,10 +135,8 @@ class MLP(nn.Module):
     8d² weights at d_ff = 4d, twice attention's 4d². [B, T, d] → [B, T, d]. `gelu` "tanh" is
     GPT-2's 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), within 4.7e-4 of the exact one."""
 
-    def __init__(
-        self, d_model: int, *, d_ff: int | None = None, bias: bool = True, dropout: float = 0.0,
-        gelu: str = "exact",
-    ) -> None:  # fmt: skip
+    def __init__(self, d_model: int, *, d_ff: int | None = None, bias: bool = True,
+                 dropout: float = 0.0, gelu: str = "exact") -> None:  # fmt: skip
         super().__init__()
         d_ff = 4 * d_model if d_ff is None else d_ff
         for name, value in (("d_model", d_model), ("d_ff", d_ff)):
@@ -169,10 +157,8 @@ class Block(nn.Module):
     x ← x + mlp(ln2(x)), so the residual path is a clean sum. [B, T, d] → [B, T, d].
     (Post-LN and blocks without skips are lessons: `gptlib.lessons.shared.experiments.variants`.)"""
 
-    def __init__(
-        self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0,
-        gelu: str = "exact",
-    ) -> None:  # fmt: skip
+    def __init__(self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0,
+                 gelu: str = "exact") -> None:  # fmt: skip
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model, bias=bias)
         self.attn = CausalSelfAttention(d_model, n_heads, bias=bias, dropout=dropout)
@@ -219,17 +205,14 @@ class GPTConfig:
 
 
 class GPT(nn.Module):
-    """A decoder-only Transformer in the style of GPT-2 (notebooks 07 and 08).
+    """A decoder-only Transformer in the style of GPT-2 (notebooks 07 and 08). init="gpt2" (the
+    default) starts the weights as GPT-2's: normal with std 0.02 (the embeddings
+    `embedding_std`), the projections that write into the residual stream scaled by 1/√(2L).
+    init="pytorch" keeps each module's own default, as the chapter's code gets them
+    (embeddings N(0, 1), Linear uniform within ±1/√fan_in)."""
 
-    init="gpt2" (the default) starts the weights as GPT-2's: normal with std 0.02 (the
-    embeddings `embedding_std`), the projections that write into the residual stream scaled by
-    1/√(2L). init="pytorch" keeps each module's own default, as the chapter's code gets them
-    (embeddings N(0, 1), Linear uniform within ±1/√fan_in).
-    """
-
-    def __init__(
-        self, config: GPTConfig, *, init: str = "gpt2", embedding_std: float = 0.02
-    ) -> None:
+    def __init__(self, config: GPTConfig, *, init: str = "gpt2",
+                 embedding_std: float = 0.02) -> None:  # fmt: skip
         super().__init__()
         check_choice("init", init, INITS)
         self.config = c = config
@@ -258,9 +241,8 @@ class GPT(nn.Module):
         """Number of distinct trainable parameters (a tied matrix counts once)."""
         return sum(p.numel() for p in self.parameters())
 
-    def hidden_states(
-        self, idx: torch.Tensor, *, start: int = 0, caches: list[KVCache] | None = None
-    ) -> torch.Tensor:
+    def hidden_states(self, idx: torch.Tensor, *, start: int = 0,
+                      caches: list[KVCache] | None = None) -> torch.Tensor:  # fmt: skip
         """idx [B, T] at window positions start.. → final hidden states [B, T, d] (unchecked)."""
         positions = torch.arange(start, start + idx.shape[1], device=idx.device)  # [T]
         x = self.dropout(self.tok_emb(idx) + self.pos_emb(positions))  # [B, T, d]
@@ -288,17 +270,14 @@ class GPT(nn.Module):
         return [KVCache.empty(shape, device=p.device, dtype=p.dtype) for _ in range(c.n_layers)]
 
     @torch.no_grad()
-    def generate(
-        self, idx: torch.Tensor, n_new: int, *, temperature: float = 1.0,
-        top_k: int | None = None, generator: torch.Generator | None = None,
-        use_cache: bool = True,
-    ) -> torch.Tensor:  # fmt: skip
-        """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebooks 07, 08).
-        temperature=0 is greedy; top_k keeps the k likeliest tokens. A full window (max_len)
-        slides forward to keep its last max_len // 2 tokens, at positions from 0 again (the
-        chapter's loop slides by one and may write other text from then on). `use_cache`
-        feeds only the new token through the blocks, each layer keeping its keys and values;
-        without it every step recomputes the window, to the same tokens."""
+    def generate(self, idx: torch.Tensor, n_new: int, *, temperature: float = 1.0,
+                 top_k: int | None = None, generator: torch.Generator | None = None,
+                 use_cache: bool = True) -> torch.Tensor:  # fmt: skip
+        """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebooks 07, 08);
+        temperature=0 is greedy, top_k keeps the k likeliest. A full window (max_len) slides to
+        keep its last max_len // 2 tokens, at positions from 0 again (the chapter's loop slides
+        by one and may write other text from then on). `use_cache` gives the same tokens faster:
+        only the new token goes through the blocks, each layer keeping its keys and values."""
         c = self.config
         check_token_ids(idx, c.vocab_size, read_values=True)
         check_sampling(temperature, top_k)
@@ -323,16 +302,14 @@ class GPT(nn.Module):
         return tokens
 
 
-def next_token_probs(
-    logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None
-) -> torch.Tensor:
+def next_token_probs(logits: torch.Tensor, *, temperature: float = 1.0,
+                     top_k: int | None = None) -> torch.Tensor:  # fmt: skip
     """Logits [B, V] → probabilities [B, V] after temperature and top-k (notebook 08): dividing
     by a temperature below 1 sharpens, above 1 flattens; top-k keeps the k likeliest (k ≥ V
     keeps all); temperature 0 puts all the mass on the arg-max."""
     if temperature == 0:
         return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
-    # The largest logit becomes 0 first, so a tiny temperature sends the others to −∞ (weight
-    # 0) instead of overflowing the largest to ∞ (and the softmax to NaN).
+    # The largest logit becomes 0 first: a tiny temperature sends the rest to −∞, not it to ∞.
     logits = (logits - logits.amax(dim=-1, keepdim=True)) / temperature
     if top_k is not None and top_k < logits.shape[-1]:
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
@@ -340,10 +317,8 @@ def next_token_probs(
     return torch.softmax(logits, dim=-1)
 
 
-def sample_next(
-    logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None,
-    generator: torch.Generator | None = None,
-) -> torch.Tensor:  # fmt: skip
+def sample_next(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None,
+                generator: torch.Generator | None = None) -> torch.Tensor:  # fmt: skip
     """Logits [B, V] → next token ids [B, 1], sampled (the arg-max when temperature == 0)."""
     if temperature == 0:
         return logits.argmax(-1, keepdim=True)
@@ -352,6 +327,8 @@ def sample_next(
 
 
 # --- 4. Checks at the edges: what was wrong, and what to do -----------------------------------
+
+_NOT_IDS = (torch.bool, torch.complex64, torch.complex128)  # not ids, besides the floats
 
 
 def check_positive_int(name: str, value: object, minimum: int = 1) -> None:
@@ -368,8 +345,7 @@ def check_heads(d_model: int, n_heads: int) -> None:
     if d_model % n_heads:
         divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
         raise ValueError(
-            f"d_model={d_model} is not divisible by n_heads={n_heads}: each head gets "
-            f"d_model / n_heads features. Choose n_heads from {divisors}"
+            f"d_model={d_model} is not divisible by n_heads={n_heads}; pick n_heads from {divisors}"
         )
 
 
@@ -396,22 +372,19 @@ def check_sampling(temperature: float, top_k: int | None) -> None:
         check_positive_int("top_k", top_k)
 
 
-def check_token_ids(
-    idx: torch.Tensor, vocab_size: int, *, max_len: int | None = None,
-    targets: torch.Tensor | None = None, read_values: bool = False,
-) -> None:  # fmt: skip
+def check_token_ids(idx: torch.Tensor, vocab_size: int, *, max_len: int | None = None,
+                    targets: torch.Tensor | None = None,
+                    read_values: bool = False) -> None:  # fmt: skip
     """ValueError unless `idx` is an integer tensor [B, T] of ids in [0, vocab_size), at most
     max_len long when given, and `targets`, when given, an integer tensor of its shape holding
-    ids or -1. The values are read on the CPU only, unless `read_values` (`generate`): on an
-    accelerator that would stall the device at every training step. Under torch.compile only
-    the shapes and dtypes are checked."""
+    ids or -1. Values are read on the CPU only, or with `read_values` (`generate`), and never
+    under torch.compile: on an accelerator, reading them would stall every training step."""
     for name, ids in (("token ids", idx), ("targets", targets)):
         if ids is not None and not isinstance(ids, torch.Tensor):
             raise ValueError(f"{name} must be a torch.Tensor [B, T], got {type(ids).__name__}")
         if ids is not None and (ids.dtype.is_floating_point or ids.dtype in _NOT_IDS):
             raise ValueError(
-                f"{name} must hold integer token ids, got dtype {ids.dtype}; pass ids from the "
-                "tokenizer, or convert with .long()"
+                f"{name} must hold integer token ids, got dtype {ids.dtype}; convert with .long()"
             )
     if idx.dim() != 2 or idx.shape[1] == 0:
         raise ValueError(
@@ -420,9 +393,8 @@ def check_token_ids(
         )
     if max_len is not None and idx.shape[1] > max_len:
         raise ValueError(
-            f"sequence length T={idx.shape[1]} exceeds the model's max_len={max_len}; crop the "
-            f"input to its last {max_len} tokens (idx[:, -{max_len}:]) or build the model with a "
-            "larger max_len"
+            f"sequence length T={idx.shape[1]} exceeds the model's max_len={max_len}; crop to the "
+            f"last {max_len} tokens (idx[:, -{max_len}:]) or build the model with a larger max_len"
         )
     if targets is not None and targets.shape != idx.shape:
         raise ValueError(
@@ -431,21 +403,15 @@ def check_token_ids(
         )
     if not (read_values or idx.device.type == "cpu") or torch.compiler.is_compiling():
         return  # reading values would break a compiled graph (torch.compile) in two
-    if (low := int(idx.min())) < 0 or (high := int(idx.max())) >= vocab_size:
-        raise ValueError(
-            f"token id {low if low < 0 else high} is out of range for vocab_size={vocab_size} "
-            f"(valid ids are 0..{vocab_size - 1}); was the text encoded with a different tokenizer?"
-        )
-    if targets is None:
-        return
-    if (low := int(targets.min())) < -1 or (high := int(targets.max())) >= vocab_size:
-        raise ValueError(
-            f"target {low if low < -1 else high} is out of range for vocab_size={vocab_size}: a "
-            f"target is the id of the next token (0..{vocab_size - 1}), or -1 to leave that "
-            "position out of the loss"
-        )
-    if high == -1:
+    ranges = [("token id", idx, 0, "was the text encoded with a different tokenizer?")]
+    if targets is not None:
+        minus_one = "a target is the next token's id, or -1 to leave its position out of the loss"
+        ranges.append(("target", targets, -1, minus_one))
+    for name, ids, lowest, hint in ranges:
+        if (low := int(ids.min())) < lowest or (high := int(ids.max())) >= vocab_size:
+            raise ValueError(
+                f"{name} {low if low < lowest else high} is out of range for vocab_size="
+                f"{vocab_size} (valid ids are 0..{vocab_size - 1}); {hint}"
+            )
+    if targets is not None and high == -1:  # high: the largest target
         raise ValueError("every target is -1 (left out of the loss): nothing to average")
-
-
-_NOT_IDS = (torch.bool, torch.complex64, torch.complex128)
