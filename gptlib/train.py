@@ -46,7 +46,7 @@ class TrainConfig:
     time_budget_s: float | None = None  # stop after this many seconds of training steps
     seed: int = 0  # drives batch sampling
     precision: str = "float32"  # of the training step's matrix products: "float32" or "bfloat16"
-    compile: bool = False  # torch.compile the training forward and backward (same numbers)
+    compile: bool = False  # torch.compile forward and backward (its fused kernels round otherwise)
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "block_size", "eval_batches"):
