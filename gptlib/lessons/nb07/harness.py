@@ -6,7 +6,6 @@ torch's random stream; the messages of the structural mistakes those runs report
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +13,12 @@ import torch
 from torch import nn
 
 from gptlib.lessons.engine.checks.compare import outputs_match
-from gptlib.lessons.engine.checks.core import CheckError, exercise_named, mistake_error
+from gptlib.lessons.engine.checks.core import (
+    CheckError,
+    exercise_named,
+    mistake_error,
+    running_a_mistake,
+)
 from gptlib.lessons.engine.checks.weights import load_weights, unexpected_buffers
 
 
@@ -90,23 +94,12 @@ def _gradients(module: nn.Module) -> dict[str, torch.Tensor | None]:
     return {name: p.grad for name, p in module.named_parameters(remove_duplicate=False)}
 
 
-def _engine_is_matching() -> bool:
-    """Whether the check engine is running the catalogue's mistakes to find the one a wrong
-    answer makes (those runs are not reports to the student)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name in ("_matching_mistake", "_mistake_raising"):
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _report(exercise: str, mistake: tuple[str, ...], answer: Any) -> CheckError:
     """The error naming `mistake`. Counted as a report to the student (so that its fix shows
     from the second time) unless the engine is running the catalogue's own implementation of a
-    mistake while it looks for the one a wrong answer makes."""
+    mistake (to find the one a wrong answer makes, or to record its results)."""
     catalogue = exercise_named(exercise).mistakes
-    if _engine_is_matching() and any(m.implementation is answer for m in catalogue):
+    if running_a_mistake() and any(m.implementation is answer for m in catalogue):
         return CheckError(exercise, mistake[1], mistake[0])
     for m in catalogue:
         if m.name == mistake[0]:

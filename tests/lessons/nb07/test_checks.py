@@ -10,7 +10,8 @@ from torch import nn
 from gptlib import GPT as gptlib_GPT
 from gptlib import GPTConfig
 from gptlib import model as gptlib_model
-from gptlib.lessons.engine.checks import REGISTRY, CheckError, verify
+from gptlib.lessons.engine.checks import REGISTRY, CheckError, core, verify
+from gptlib.lessons.engine.checks.recorded import record
 from gptlib.lessons.nb04.checks import ATTENTION_MODULE_MISTAKES
 from gptlib.lessons.nb05.checks import MLP_MISTAKES
 
@@ -558,3 +559,15 @@ def test_a_check_leaves_the_notebooks_random_stream_as_it_found_it(name):
     torch.manual_seed(0)
     verify(name, right[name])
     torch.testing.assert_close(torch.rand(3), expected, rtol=0, atol=0)
+
+
+def test_recording_07s_mistakes_for_a_graded_release_reports_nothing_to_the_student():
+    """A graded release records what each catalogued mistake raises on every input. Those runs
+    are the engine's own: every input keeps the mistake's first message (no fix), and the
+    student's count of reports, which decides when the fix shows, stays where it was."""
+    before = dict(core._MISTAKE_TRIES)
+    recording = record(["gpt"])
+    raised = [r.error for m in recording["gpt"]["mistakes"] for r in m["results"] if r.error]
+    assert len(raised) >= 10  # the mistakes that raise, each on every input
+    assert not [text for _, text in raised if "here is the fix" in text]
+    assert dict(core._MISTAKE_TRIES) == before

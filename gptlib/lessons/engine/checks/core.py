@@ -21,6 +21,7 @@ import inspect
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,12 +147,26 @@ class Result:
     error: tuple[str, str] | None = None
 
 
-def result_of(fn: Callable[..., Any], args: tuple) -> Result:
-    """Run `fn` on fresh copies of `args`; what it returned or raised."""
+_RUNNING_A_MISTAKE: ContextVar[bool] = ContextVar("running_a_mistake", default=False)
+
+
+def running_a_mistake() -> bool:
+    """Whether the engine is running a catalogued mistake's own code (to find the one a wrong
+    answer makes, or to record its results): what such a run reports is not a report to the
+    student, so a harness does not count it."""
+    return _RUNNING_A_MISTAKE.get()
+
+
+def result_of(mistake: Callable[..., Any], args: tuple) -> Result:
+    """Run a catalogued mistake's function on fresh copies of `args`; what it returned or
+    raised."""
+    running = _RUNNING_A_MISTAKE.set(True)
     try:
-        return Result(returned=fn(*_fresh(args)))
+        return Result(returned=mistake(*_fresh(args)))
     except Exception as exc:  # a mistake that raises is recorded as its error
         return Result(error=(type(exc).__name__, str(exc)))
+    finally:
+        _RUNNING_A_MISTAKE.reset(running)
 
 
 REGISTRY: dict[str, Exercise] = {}
