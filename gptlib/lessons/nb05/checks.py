@@ -92,8 +92,6 @@ class _HiddenWidthD(nn.Module):
     """The catalogue's own d-wide MLP: no gptlib weights fit it, so it keeps weights drawn from a
     fixed seed, and only it reproduces its own output."""
 
-    __gptlib_catalogued_mistake__ = True  # harness.nb05.CATALOGUED
-
     def __init__(self, d_model):
         super().__init__()
         self.up, self.down = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)

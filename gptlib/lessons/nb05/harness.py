@@ -12,13 +12,15 @@ from typing import Any
 import torch
 from torch import nn
 
-from gptlib.lessons.engine.checks.core import CheckError, exercise_named, mistake_error
+from gptlib.lessons.engine.checks.core import (
+    CheckError,
+    exercise_named,
+    mistake_error,
+    running_a_mistake,
+)
 from gptlib.lessons.shared.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
 
-# A catalogued module sets this class attribute, so that its own shape is not reported as the
-# mistake it makes while another answer is diagnosed.
-CATALOGUED = "__gptlib_catalogued_mistake__"
 HIDDEN_WIDTH_D = "hidden-width-d"  # the mistake load_mlp_weights itself reports
 
 
@@ -49,8 +51,8 @@ def load_mlp_weights(
             f"{sorted(weights)} (biases optional only if you mean to leave them out).",
         )
     if params["up.weight"].shape == (d_model, d_model):
-        if getattr(module, CATALOGUED, False):
-            return  # tried while another answer is diagnosed: it must not count as made
+        if running_a_mistake():
+            return  # the catalogue's own module, matched by its output, not reported
         checked = exercise_named(exercise)
         raise mistake_error(checked, next(m for m in checked.mistakes if m.name == HIDDEN_WIDTH_D))
     for name, p in params.items():

@@ -17,7 +17,6 @@ from gptlib.lessons.engine.checks.core import (
     CheckError,
     exercise_named,
     mistake_error,
-    running_a_mistake,
 )
 from gptlib.lessons.engine.checks.weights import load_weights, unexpected_buffers
 
@@ -94,40 +93,34 @@ def _gradients(module: nn.Module) -> dict[str, torch.Tensor | None]:
     return {name: p.grad for name, p in module.named_parameters(remove_duplicate=False)}
 
 
-def _report(exercise: str, mistake: tuple[str, ...], answer: Any) -> CheckError:
-    """The error naming `mistake`. Counted as a report to the student (so that its fix shows
-    from the second time) unless the engine is running the catalogue's own implementation of a
-    mistake (to find the one a wrong answer makes, or to record its results)."""
-    catalogue = exercise_named(exercise).mistakes
-    if running_a_mistake() and any(m.implementation is answer for m in catalogue):
-        return CheckError(exercise, mistake[1], mistake[0])
-    for m in catalogue:
+def _report(exercise: str, mistake: tuple[str, ...]) -> CheckError:
+    """The error naming `mistake`: the catalogue's report of it (its fix from the second time),
+    or the harness's own message where the exercise does not catalogue it."""
+    for m in exercise_named(exercise).mistakes:
         if m.name == mistake[0]:
             return mistake_error(exercise_named(exercise), m)
     return CheckError(exercise, mistake[1], mistake[0])
 
 
-def _load_strictly(exercise: str, answer: Any, model: nn.Module, source: nn.Module) -> None:
+def _load_strictly(exercise: str, model: nn.Module, source: nn.Module) -> None:
     """Load gptlib's state dict into the student's module strictly, as section 8 does: a buffer
     only the student's state dict holds is the named mistake; a misfit says which names and
     shapes differ."""
     state = source.state_dict()
     if unexpected_buffers(model, state):
-        raise _report(exercise, BUFFER_IN_STATE_DICT, answer)
+        raise _report(exercise, BUFFER_IN_STATE_DICT)
     try:
         load_weights(model, state, strict=True)
     except ValueError as exc:
         raise CheckError(exercise, str(exc)) from None
 
 
-def run_like_gptlib(
-    exercise: str, answer: Any, model: nn.Module, source: nn.Module, *args: Any
-) -> Any:
-    """`model`, built from the student's `answer`, with the weights of gptlib's `source`, run
+def run_like_gptlib(exercise: str, model: nn.Module, source: nn.Module, *args: Any) -> Any:
+    """`model`, built from the student's answer, with the weights of gptlib's `source`, run
     on `args` as the notebook runs it: loaded strictly, with gradients, and when its outputs
     agree with gptlib's, a backward pass whose gradients must agree too. Returns the outputs,
     detached."""
-    _load_strictly(exercise, answer, model, source)
+    _load_strictly(exercise, model, source)
     model.eval()
     limits = exercise_named(exercise)
     with torch.enable_grad():
@@ -138,18 +131,18 @@ def run_like_gptlib(
         source.zero_grad(set_to_none=True)
         ours = _scalar(got)
         if not ours.requires_grad:
-            raise _report(exercise, GRADIENT_CUT, answer)
+            raise _report(exercise, GRADIENT_CUT)
         try:
             ours.backward()
         except RuntimeError as exc:
             if "inplace operation" in str(exc):
-                raise _report(exercise, IN_PLACE, answer) from None
+                raise _report(exercise, IN_PLACE) from None
             raise CheckError(exercise, f"the backward pass through yours failed: {exc}") from None
         _scalar(expected).backward()
     theirs = _gradients(source)
     for name, grad in _gradients(model).items():
         if grad is None or not _close(grad, theirs[name]):
-            raise _report(exercise, GRADIENT_CUT, answer)
+            raise _report(exercise, GRADIENT_CUT)
     return _detached(got)
 
 
@@ -169,7 +162,7 @@ def run_module(exercise: str, module_class: Any) -> Callable[..., torch.Tensor]:
     it like gptlib's layer (`run_like_gptlib`)."""
 
     def run(d_model: int, n_heads: int, source: nn.Module, x: torch.Tensor) -> torch.Tensor:
-        return run_like_gptlib(exercise, module_class, module_class(d_model, n_heads), source, x)
+        return run_like_gptlib(exercise, module_class(d_model, n_heads), source, x)
 
     return run
 
@@ -237,16 +230,16 @@ def run_gpt(gpt_class: Any) -> Callable[..., tuple]:
     def run(config: dict, source: nn.Module, idx: torch.Tensor, targets: Any) -> tuple:
         model = gpt_class(**config)
         if _blocks_share_weights(model):  # before loading, which would report a misfit
-            raise _report("gpt", ONE_BLOCK_SHARED, gpt_class)
+            raise _report("gpt", ONE_BLOCK_SHARED)
         ours, theirs = _shapes(model), _shapes(source)
         if set(config) == {"vocab_size"} and ours.keys() == theirs.keys() and ours != theirs:
-            raise _report("gpt", OTHER_DEFAULTS, gpt_class)
+            raise _report("gpt", OTHER_DEFAULTS)
         if _tied(model) != _tied(source):  # equal logits could hide it: a tie is not a value
-            raise _report("gpt", NOT_TIED if config.get("tie_weights") else TIED_ALWAYS, gpt_class)
+            raise _report("gpt", NOT_TIED if config.get("tie_weights") else TIED_ALWAYS)
         if set(config) != {"vocab_size"}:
-            return run_like_gptlib("gpt", gpt_class, model, source, idx, targets)
+            return run_like_gptlib("gpt", model, source, idx, targets)
         try:
-            return run_like_gptlib("gpt", gpt_class, model, source, idx, targets)
+            return run_like_gptlib("gpt", model, source, idx, targets)
         except CheckError:
             raise
         except Exception as exc:

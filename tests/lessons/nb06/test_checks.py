@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from gptlib import Block
 from gptlib.lessons.engine.checks import REGISTRY, CheckError, verify
 from gptlib.lessons.shared.experiments.variants import RewiredBlock
+from gptlib.lessons.shared.references import loss_gradient_norms
 
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
@@ -247,6 +248,29 @@ def test_an_empty_gradient_read_any_way_is_named():
     with pytest.raises(CheckError) as info:
         verify("block_gradient_norms", squares_before_backward)
     assert info.value.mistake == "read-before-backward"
+
+
+def test_diagnosing_a_wrong_answer_does_not_count_as_the_students_empty_gradient_read():
+    """A wrong answer's diagnosis runs the catalogue, the empty-gradient read among them. That
+    run is the engine's, so the student's own first empty-gradient read still gets the words
+    first, not the line that fixes it."""
+
+    def doubled(model, inputs, targets):
+        return 2 * loss_gradient_norms(model, inputs, targets)
+
+    def read_first(model, inputs, targets):
+        model.zero_grad(set_to_none=True)
+        norms = torch.stack([p.grad.norm() for p in model.parameters()])
+        model(inputs, targets)[1].backward()
+        return norms
+
+    with pytest.raises(CheckError) as info:
+        verify("block_gradient_norms", doubled)
+    assert info.value.mistake is None
+    with pytest.raises(CheckError) as info:
+        verify("block_gradient_norms", read_first)
+    assert info.value.mistake == "read-before-backward"
+    assert "here is the fix" not in str(info.value)
 
 
 def test_another_attribute_error_is_not_taken_for_an_empty_gradient():

@@ -153,7 +153,7 @@ _RUNNING_A_MISTAKE: ContextVar[bool] = ContextVar("running_a_mistake", default=F
 def running_a_mistake() -> bool:
     """Whether the engine is running a catalogued mistake's own code (to find the one a wrong
     answer makes, or to record its results): what such a run reports is not a report to the
-    student, so a harness does not count it."""
+    student."""
     return _RUNNING_A_MISTAKE.get()
 
 
@@ -244,7 +244,10 @@ def forget_tries(name: str | None = None) -> None:
 
 def mistake_error(exercise: Exercise, mistake: Mistake) -> CheckError:
     """The report of a named mistake: its message the first time; from the second time the same
-    mistake is made, the message and then its fix."""
+    mistake is made, the message and then its fix. While the engine runs the catalogue's own code
+    (`running_a_mistake`), the message alone, counted as no report to the student."""
+    if running_a_mistake():
+        return CheckError(exercise.name, mistake.message, mistake.name)
     seen = _MISTAKE_TRIES[exercise.name, mistake.name]
     _MISTAKE_TRIES[exercise.name, mistake.name] += 1
     detail = mistake.message
