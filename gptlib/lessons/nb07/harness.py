@@ -18,6 +18,7 @@ from gptlib.lessons.engine.checks.core import (
     exercise_named,
     mistake_error,
 )
+from gptlib.lessons.engine.checks.delegation import unwatched
 from gptlib.lessons.engine.checks.weights import load_weights, unexpected_buffers
 
 
@@ -124,7 +125,9 @@ def run_like_gptlib(exercise: str, model: nn.Module, source: nn.Module, *args: A
     model.eval()
     limits = exercise_named(exercise)
     with torch.enable_grad():
-        got, expected = model(*args), source(*args)
+        got = model(*args)
+        with unwatched():  # gptlib's model beside the student's: not the student's call
+            expected = source(*args)
         if not outputs_match(got, expected, limits.atol, limits.rtol):
             return _detached(got)
         model.zero_grad(set_to_none=True)
@@ -138,7 +141,8 @@ def run_like_gptlib(exercise: str, model: nn.Module, source: nn.Module, *args: A
             if "inplace operation" in str(exc):
                 raise _report(exercise, IN_PLACE) from None
             raise CheckError(exercise, f"the backward pass through yours failed: {exc}") from None
-        _scalar(expected).backward()
+        with unwatched():
+            _scalar(expected).backward()
     theirs = _gradients(source)
     for name, grad in _gradients(model).items():
         if grad is None or not _close(grad, theirs[name]):

@@ -29,6 +29,8 @@ from typing import Any
 import torch
 
 from gptlib.lessons.engine.checks.compare import describe, difference, outputs_match, shape_problem
+from gptlib.lessons.engine.checks.delegation import DELEGATED, Route, Watch, make_watch, refusal
+from gptlib.lessons.engine.checks.delegation import watching as _watching
 from gptlib.lessons.engine.checks.errors import explain_error
 
 STUB_ADVICE = (
@@ -104,6 +106,10 @@ class Exercise:
     weights, run it). It is applied alike to the student's answer, the reference and every
     catalogued mistake, so all of them are written as classes. It may raise `CheckError` to
     report a structural mistake (a missing layer, a wrong shape) in its own words.
+
+    `forbidden` lists the calls that would answer the exercise for the student (a library
+    function that computes the same thing, an operator the exercise's text rules out); the
+    reference itself is always refused, under any name (see `delegation`).
     """
 
     name: str
@@ -120,6 +126,7 @@ class Exercise:
     stand_in: Callable[..., Any] | None = None
     adapt: Callable[[Any], Callable[..., Any]] | None = None
     has_solution: bool = True  # False in a graded release, whose gptlib holds no references
+    forbidden: tuple[Route, ...] = ()
 
     def inputs(self) -> Sequence[tuple]:
         return self.make_inputs(torch.Generator().manual_seed(self.seed))
@@ -136,6 +143,14 @@ class Exercise:
         """What each catalogued mistake does on input number `case`, `args`."""
         for mistake in self.mistakes:
             yield mistake, result_of(self.as_function(mistake.implementation), args)
+
+    def watch(self, answer: Any) -> Watch:
+        """What `answer` must not call: the reference (and its stand-in), and the `forbidden`
+        routes; nothing for a catalogued mistake's own code, which may be written with the
+        reference's help (the engine runs it to recognise the mistake)."""
+        if any(answer is m.implementation for m in self.mistakes):
+            return make_watch((), ())
+        return make_watch((self.reference, self.stand_in), self.forbidden)
 
 
 @dataclass(frozen=True)
@@ -291,19 +306,25 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
         )
     cases = exercise.inputs()
     answer = exercise.as_function(student_fn)
+    watch = exercise.watch(student_fn)
     for case, args in enumerate(cases):
         try:
-            got = answer(*_fresh(args))
+            with _watching(watch):
+                got = answer(*_fresh(args))
         except NotImplementedError:
+            _refuse_if_delegated(name, watch, student_fn)
             raise NotImplementedYet(name) from None
         except CheckError:  # `adapt` found a structural mistake and said which
+            _refuse_if_delegated(name, watch, student_fn)
             raise
         except Exception as exc:
+            _refuse_if_delegated(name, watch, student_fn)
             mistake = _mistake_raising(exercise, exc, case, args)
             if mistake is not None:
                 raise mistake_error(exercise, mistake) from exc
             answer_name = getattr(student_fn, "__name__", "function")
             raise CheckError(name, explain_error(exc, answer_name)) from exc
+        _refuse_if_delegated(name, watch, student_fn)
         expected = exercise.expected(case, args)
         problem = shape_problem(got, expected, exercise.returns)
         if problem:
@@ -321,6 +342,13 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
                 difference(got, expected, exercise.atol, exercise.rtol, exercise.returns),
             )
     return len(cases)
+
+
+def _refuse_if_delegated(name: str, watch: Watch, student_fn: Any) -> None:
+    """Refuse an answer that called a watched route: the exercise is passed only by doing it."""
+    if watch.hit is not None:
+        answer_name = getattr(student_fn, "__name__", "function")
+        raise CheckError(name, refusal(watch.hit, answer_name), DELEGATED) from None
 
 
 def _fresh(args: tuple) -> tuple:

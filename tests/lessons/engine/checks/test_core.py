@@ -46,8 +46,19 @@ def registered():
     del REGISTRY[EXERCISE.name]
 
 
-def test_reference_passes_on_every_input():
-    assert verify(EXERCISE.name, _row_softmax) == 1
+def _row_softmax_by_exp(x: torch.Tensor) -> torch.Tensor:
+    e = (x - x.max(dim=-1, keepdim=True).values).exp()
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def test_a_right_answer_passes_on_every_input():
+    assert verify(EXERCISE.name, _row_softmax_by_exp) == 1
+
+
+def test_the_reference_itself_is_refused_as_a_delegation():
+    with pytest.raises(CheckError, match="the course's reference answer") as info:
+        verify(EXERCISE.name, _row_softmax)
+    assert info.value.mistake == "delegated"
 
 
 def test_stub_is_not_implemented_yet():
@@ -199,7 +210,15 @@ def test_a_class_answer_is_run_through_adapt(more_exercises):
         def forward(self, x):
             return x * self.scale + x * self.scale * (self.two - 1)
 
-    assert verify(CLASS_EXERCISE.name, _Doubler) == 1
+    class Doubler(torch.nn.Module):  # the reference's formula, written by the student
+        def __init__(self, width):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(width))
+
+        def forward(self, x):
+            return 2 * self.scale * x
+
+    assert verify(CLASS_EXERCISE.name, Doubler) == 1
     assert verify(CLASS_EXERCISE.name, Written) == 1
     with pytest.raises(CheckError, match="you multiplied by 3") as info:
         verify(CLASS_EXERCISE.name, _Tripler)
@@ -231,7 +250,11 @@ def test_every_call_gets_the_same_random_numbers(more_exercises):
     (args,) = SAMPLING_EXERCISE.inputs()
     generator = args[-1]
     before = generator.get_state()
-    assert verify(SAMPLING_EXERCISE.name, _pick) == 1
+
+    def pick(weights, n, generator):
+        return torch.multinomial(weights, n, replacement=True, generator=generator)
+
+    assert verify(SAMPLING_EXERCISE.name, pick) == 1
     assert torch.equal(generator.get_state(), before)  # the inputs' generator was not used up
 
 

@@ -12,6 +12,7 @@ from torch import nn
 
 from gptlib.lessons.engine.checks import (
     REGISTRY,
+    CheckError,
     Exercise,
     Mistake,
     Outcome,
@@ -121,8 +122,10 @@ def test_checking_the_stand_in_again_asks_for_the_students_own_answer(capfd):
     err = capfd.readouterr().err
     assert read_outcome(err).status == NOT_IMPLEMENTED
     assert "`double` is still the reference that stood in for your answer" in err
-    # the reference itself, passed directly (as tests do), is not a stand-in
-    verify(FUNCTION.name, FUNCTION.reference)
+    # the reference itself, passed directly, is no stand-in but a delegation
+    with pytest.raises(CheckError) as info:
+        verify(FUNCTION.name, FUNCTION.reference)
+    assert info.value.mistake == "delegated"
 
 
 def test_by_default_the_callers_globals_are_the_notebook(capfd):
