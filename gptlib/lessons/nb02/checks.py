@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from gptlib.lessons.engine.checks.core import Exercise, Mistake, Property, register
+from gptlib.lessons.engine.checks.delegation import Route
 from gptlib.lessons.nb02.experiments import RetrievalTask
 from gptlib.lessons.nb02.harness import (
     attention_weights_ok,
@@ -69,6 +70,26 @@ register(
         name="softmax-rows",
         notebook="02_scaled_dot_product_attention",
         reference=_softmax_rows,
+        forbidden=(
+            Route(
+                "aten::_softmax",
+                "torch's softmax (`torch.softmax`, `F.softmax`, `Tensor.softmax`, `nn.Softmax`)",
+                (
+                    "the exercise asks for the softmax written out, from a maximum, `exp` and a "
+                    "sum, so that you see what keeps it finite."
+                ),
+            ),
+            Route(
+                "aten::_log_softmax",
+                "torch's log-softmax",
+                "its exponential is torch's softmax, which the exercise asks you to write out.",
+            ),
+            Route(
+                "aten::_safe_softmax",
+                "torch's softmax (`torch._safe_softmax`)",
+                "the exercise asks for the softmax written out, from a maximum, `exp` and a sum.",
+            ),
+        ),
         make_inputs=_softmax_inputs,
         mistakes=(
             Mistake(
@@ -228,6 +249,23 @@ register(
         name="attention",
         notebook="02_scaled_dot_product_attention",
         reference=_attention,
+        forbidden=(
+            Route(
+                "gptlib.model:attention_with_weights",
+                "gptlib's `attention_with_weights`",
+                "it computes the whole of what this exercise asks you to write.",
+            ),
+            Route(
+                "aten::_scaled_dot_product_flash_attention_for_cpu",
+                "`F.scaled_dot_product_attention`",
+                "it computes the whole attention in one call; the exercise is to write its steps.",
+            ),
+            Route(
+                "aten::_safe_softmax",
+                "`F.scaled_dot_product_attention`",
+                "it computes the whole attention in one call; the exercise is to write its steps.",
+            ),
+        ),
         make_inputs=_attention_inputs,
         mistakes=(
             Mistake(

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from gptlib.data.grammar import TOY_GRAMMAR, Grammar
 from gptlib.lessons.engine.checks.core import Exercise, Mistake, Property, register
+from gptlib.lessons.engine.checks.delegation import Route
 from gptlib.lessons.nb03.experiments import with_causal
 from gptlib.lessons.nb03.harness import (
     SameDropoutEachCall,
@@ -71,6 +72,13 @@ register(
         name="causal-attention-weights",
         notebook="03_the_causal_mask",
         reference=_reference_weights,
+        forbidden=(
+            Route(
+                "gptlib.model:causal_mask",
+                "`gptlib.causal_mask`",
+                "the exercise asks you to build the mask yourself.",
+            ),
+        ),
         make_inputs=_scores_inputs,
         properties=(
             Property("rows sum to 1", rows_sum_to_one),
@@ -422,6 +430,40 @@ register(
         name="entropy-floor",
         notebook="03_the_causal_mask",
         reference=entropy_floor,
+        forbidden=(
+            Route(
+                "gptlib.data.grammar:Grammar.entropy_per_char",
+                "the grammar's `entropy_per_char`",
+                (
+                    "the grammar's own method computes the floor (or a part of it) that this "
+                    "exercise asks you to work out from its rules."
+                ),
+            ),
+            Route(
+                "gptlib.data.grammar:Grammar.entropy_per_sentence",
+                "the grammar's `entropy_per_sentence`",
+                (
+                    "the grammar's own method computes the floor (or a part of it) that this "
+                    "exercise asks you to work out from its rules."
+                ),
+            ),
+            Route(
+                "gptlib.data.grammar:Grammar.mean_sentence_length",
+                "the grammar's `mean_sentence_length`",
+                (
+                    "the grammar's own method computes the floor (or a part of it) that this "
+                    "exercise asks you to work out from its rules."
+                ),
+            ),
+            Route(
+                "gptlib.data.grammar:Grammar.context_entropies",
+                "the grammar's `context_entropies`",
+                (
+                    "the grammar's own method computes the floor (or a part of it) that this "
+                    "exercise asks you to work out from its rules."
+                ),
+            ),
+        ),
         make_inputs=_grammar_inputs,
         properties=(Property("below a uniform guess", below_the_uniform_guess),),
         mistakes=(

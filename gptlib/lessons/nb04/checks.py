@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from gptlib.lessons.engine.checks.core import Exercise, Mistake, register
+from gptlib.lessons.engine.checks.delegation import Route
 from gptlib.lessons.nb04.experiments.multihead import scramble_head_split
 from gptlib.lessons.nb04.harness import (
     Queries,
@@ -74,6 +75,18 @@ register(
         name="split-heads",
         notebook="04_multi_head_attention",
         reference=_split,
+        forbidden=(
+            Route(
+                "gptlib.model:CausalSelfAttention.split_heads",
+                "gptlib's `CausalSelfAttention.split_heads`",
+                "it is the split this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.lessons.nb04.harness:heads_of",
+                "the course's `heads_of`",
+                "it is the split this exercise asks you to write.",
+            ),
+        ),
         make_inputs=_split_inputs,
         mistakes=(
             Mistake(
@@ -277,6 +290,28 @@ register(
         name="attention-module",
         notebook="04_multi_head_attention",
         reference=CausalSelfAttention,
+        forbidden=(
+            Route(
+                "gptlib.lessons.nb04.experiments.multihead:multi_head_by_loop",
+                "the course's `multi_head_by_loop`",
+                "it computes the multi-head layer this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.lessons.nb04.experiments.multihead:multi_head_steps",
+                "the course's `multi_head_steps`",
+                "it computes the multi-head layer this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.lessons.nb04.experiments.multihead:to_torch_multihead",
+                "the course's `to_torch_multihead`",
+                "it computes the multi-head layer this exercise asks you to write.",
+            ),
+            Route(
+                "torch.nn.modules.activation:MultiheadAttention",
+                "`nn.MultiheadAttention`",
+                "it computes the multi-head layer this exercise asks you to write.",
+            ),
+        ),
         make_inputs=module_inputs,
         adapt=run_module,
         mistakes=ATTENTION_MODULE_MISTAKES,

@@ -16,6 +16,7 @@ from gptlib.lessons.engine.checks.core import (
     Property,
     register,
 )
+from gptlib.lessons.engine.checks.delegation import Route
 from gptlib.lessons.nb06 import experiments as npl
 from gptlib.lessons.nb06.harness import (
     nearly_unit_variance,
@@ -55,6 +56,32 @@ register(
         name="layer_norm",
         notebook="06",
         reference=layer_norm,
+        forbidden=(
+            Route(
+                "aten::native_layer_norm",
+                "torch's LayerNorm (`F.layer_norm`, `nn.LayerNorm`)",
+                (
+                    "the exercise asks for LayerNorm in plain tensor operations, so that you "
+                    "place the mean, the variance and ε yourself."
+                ),
+            ),
+            Route(
+                "aten::native_group_norm",
+                "torch's group norm",
+                (
+                    "with one group it is LayerNorm, which the exercise asks you to write in "
+                    "plain tensor operations."
+                ),
+            ),
+            Route(
+                "aten::native_batch_norm",
+                "torch's batch or instance norm",
+                (
+                    "on a reshaped input it is LayerNorm, which the exercise asks you to write in"
+                    " plain tensor operations."
+                ),
+            ),
+        ),
         make_inputs=_layer_norm_inputs,
         properties=(
             Property("zero mean", zero_mean_per_token),
@@ -233,6 +260,18 @@ register(
         name="block_forward",
         notebook="06",
         reference=_block_forward,
+        forbidden=(
+            Route(
+                "gptlib.model:Block",
+                "gptlib's `Block`",
+                "it computes the block this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.lessons.shared.experiments.variants:RewiredBlock",
+                "the course's `RewiredBlock`",
+                "it computes the block this exercise asks you to write.",
+            ),
+        ),
         make_inputs=_block_inputs,
         mistakes=(
             Mistake(

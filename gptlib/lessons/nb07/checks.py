@@ -16,6 +16,7 @@ from gptlib.lessons.engine.checks.core import (
     Property,
     register,
 )
+from gptlib.lessons.engine.checks.delegation import Route
 from gptlib.lessons.nb04.checks import ATTENTION_MODULE_MISTAKES
 from gptlib.lessons.nb05.checks import MLP_MISTAKES, mlp_inputs
 from gptlib.lessons.nb05.harness import run_mlp
@@ -128,6 +129,28 @@ register(
         name="gpt-attention",
         notebook="07_build_the_gpt",
         reference=LibraryAttention,
+        forbidden=(
+            Route(
+                "gptlib.lessons.nb04.experiments.multihead:multi_head_by_loop",
+                "the course's `multi_head_by_loop`",
+                "it computes the multi-head layer this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.lessons.nb04.experiments.multihead:multi_head_steps",
+                "the course's `multi_head_steps`",
+                "it computes the multi-head layer this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.lessons.nb04.experiments.multihead:to_torch_multihead",
+                "the course's `to_torch_multihead`",
+                "it computes the multi-head layer this exercise asks you to write.",
+            ),
+            Route(
+                "torch.nn.modules.activation:MultiheadAttention",
+                "`nn.MultiheadAttention`",
+                "it computes the multi-head layer this exercise asks you to write.",
+            ),
+        ),
         make_inputs=own_random_stream(_attention_inputs),
         adapt=forked_adapt(functools.partial(run_module, "gpt-attention")),
         mistakes=(
@@ -296,6 +319,18 @@ register(
         name="gpt-block",
         notebook="07_build_the_gpt",
         reference=Block,
+        forbidden=(
+            Route(
+                "gptlib.model:Block",
+                "gptlib's `Block`",
+                "it computes the block this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.lessons.shared.experiments.variants:RewiredBlock",
+                "the course's `RewiredBlock`",
+                "it computes the block this exercise asks you to write.",
+            ),
+        ),
         make_inputs=own_random_stream(_block_inputs),
         adapt=forked_adapt(functools.partial(run_module, "gpt-block")),
         mistakes=(
@@ -488,6 +523,13 @@ register(
         name="gpt",
         notebook="07_build_the_gpt",
         reference=GPT,
+        forbidden=(
+            Route(
+                "gptlib.model:GPT",
+                "gptlib's `GPT`",
+                "it is the model this exercise asks you to write.",
+            ),
+        ),
         make_inputs=own_random_stream(_gpt_inputs),
         adapt=forked_adapt(run_gpt),
         properties=(Property("the loss is one number", loss_is_a_number),),
@@ -646,6 +688,23 @@ register(
         name="generate",
         notebook="07_build_the_gpt",
         reference=_generate,
+        forbidden=(
+            Route(
+                "gptlib.model:GPT.generate",
+                "the model's own `generate`",
+                "it is the loop this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.model:next_token_probs",
+                "gptlib's `next_token_probs`",
+                "it does steps of the loop this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.model:sample_next",
+                "gptlib's `sample_next`",
+                "it does steps of the loop this exercise asks you to write.",
+            ),
+        ),
         make_inputs=own_random_stream(_generate_inputs),
         properties=(Property("starts with the prompt", keeps_the_prompt),),
         mistakes=(
@@ -777,6 +836,21 @@ register(
         name="kv-cache",
         notebook="07_build_the_gpt",
         reference=_attend_with_cache,
+        forbidden=(
+            Route(
+                "gptlib.model:KVCache",
+                "gptlib's `KVCache`",
+                "it is the cache this exercise asks you to keep yourself.",
+            ),
+            Route(
+                "gptlib.model:CausalSelfAttention",
+                "gptlib's `CausalSelfAttention`",
+                (
+                    "its cached step is what this exercise asks you to write, from the layer's "
+                    "`qkv` and `proj` alone."
+                ),
+            ),
+        ),
         make_inputs=own_random_stream(_kv_cache_inputs),
         adapt=forked_adapt(run_step_by_step),
         returns=("outputs", "keys", "values"),

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from gptlib.lessons.engine.checks.core import Exercise, Mistake, Property, register
+from gptlib.lessons.engine.checks.delegation import Route
 from gptlib.lessons.nb08.harness import (
     BATCH_SUMMARY,
     LOOP_RETURNS,
@@ -78,6 +79,13 @@ register(
         name="get-batch",
         notebook="08_train_and_sample",
         reference=_get_batch,
+        forbidden=(
+            Route(
+                "gptlib.data.batches:BatchSampler",
+                "gptlib's `BatchSampler`",
+                "it draws the batches this exercise asks you to draw.",
+            ),
+        ),
         make_inputs=_batch_inputs,
         adapt=summarise_batches,
         returns=BATCH_SUMMARY,
@@ -277,6 +285,18 @@ register(
         name="train",
         notebook="08_train_and_sample",
         reference=_train,
+        forbidden=(
+            Route(
+                "gptlib.train:Trainer",
+                "gptlib's `Trainer`",
+                "it is the training loop this exercise asks you to write.",
+            ),
+            Route(
+                "gptlib.lessons.shared.experiments.toy:train_losses",
+                "the course's `train_losses`",
+                "it is a training loop like the one this exercise asks you to write.",
+            ),
+        ),
         make_inputs=_loop_inputs,
         adapt=run_loop,
         returns=LOOP_RETURNS,

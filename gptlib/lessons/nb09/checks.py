@@ -11,6 +11,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from gptlib.lessons.engine.checks.core import Exercise, Mistake, Property, register
+from gptlib.lessons.engine.checks.delegation import Route
 from gptlib.lessons.nb09.experiments.llama_shape import LlamaBlock
 from gptlib.lessons.shared.experiments.variants import Variant, build_gpt
 from gptlib.model import GPT, GPTConfig
@@ -52,6 +53,34 @@ register(
         name="llama-block-parameters",
         notebook="09_cost_accounting",
         reference=_llama_block_parameters,
+        forbidden=(
+            Route(
+                "gptlib.lessons.nb09.experiments.llama_shape:LlamaBlock",
+                "the course's `LlamaBlock`",
+                (
+                    "it counts the parameters of a built block; the exercise asks for the count "
+                    "from the architecture's shapes."
+                ),
+            ),
+            Route(
+                "gptlib.lessons.nb09.experiments.llama_shape:LlamaShaped",
+                "the course's `LlamaShaped`",
+                (
+                    "it counts the parameters of a built block; the exercise asks for the count "
+                    "from the architecture's shapes."
+                ),
+            ),
+            Route(
+                "gptlib.lessons.nb09.experiments.costs:parameter_counts",
+                "the course's `parameter_counts`",
+                "it computes the count this exercise asks you to write as a formula.",
+            ),
+            Route(
+                "gptlib.lessons.nb09.experiments.costs:architecture_of",
+                "the course's `architecture_of`",
+                "it computes the count this exercise asks you to write as a formula.",
+            ),
+        ),
         # Llama 2 7B's block (32 key/value heads: plain multi-head attention), Llama 3 8B's and
         # 405B's (grouped), and a small odd one
         make_inputs=lambda g: [
@@ -298,6 +327,13 @@ register(
         name="training-gpu-hours",
         notebook="09_cost_accounting",
         reference=_training_gpu_hours,
+        forbidden=(
+            Route(
+                "gptlib.lessons.nb09.experiments.costs:accelerator_hours",
+                "the course's `accelerator_hours`",
+                "it does the arithmetic this exercise asks you to write.",
+            ),
+        ),
         make_inputs=lambda g: [
             (6_738_415_616, 2e12, 312e12, 0.4),
             (124_439_808, 1e10, 1e14, 0.5),

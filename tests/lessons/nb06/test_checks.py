@@ -8,7 +8,6 @@ import torch.nn.functional as F
 from gptlib import Block
 from gptlib.lessons.engine.checks import REGISTRY, CheckError, verify
 from gptlib.lessons.shared.experiments.variants import RewiredBlock
-from gptlib.lessons.shared.references import loss_gradient_norms
 
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
@@ -66,7 +65,6 @@ def _in_float64(x, ln1, attn, ln2, mlp, norm):
 
 
 BLOCKS = {
-    "gptlib's Block": _through_gptlib_block,
     "in place": _in_place,
     "float64 stream": _in_float64,
 }
@@ -97,8 +95,6 @@ def _one_pass_variance(x, gamma, beta, eps=1e-5):
 
 
 LAYER_NORMS = {
-    "F.layer_norm": lambda x, g, b, eps=1e-5: F.layer_norm(x, x.shape[-1:], g, b, eps),
-    "nn.LayerNorm": _via_nn_layer_norm,
     "var_mean and rsqrt": _by_var_mean_and_rsqrt,
     "E[x²] − E[x]²": _one_pass_variance,
 }
@@ -256,7 +252,7 @@ def test_diagnosing_a_wrong_answer_does_not_count_as_the_students_empty_gradient
     first, not the line that fixes it."""
 
     def doubled(model, inputs, targets):
-        return 2 * loss_gradient_norms(model, inputs, targets)
+        return 2 * _by_autograd_grad(model, inputs, targets)
 
     def read_first(model, inputs, targets):
         model.zero_grad(set_to_none=True)

@@ -19,7 +19,6 @@ def _real_block(d, h, kv, d_ff):
 
 
 LLAMA_COUNTS = {
-    "a real block": _real_block,
     "a float formula": lambda d, h, kv, d_ff: 2.0 * d * d * (1 + kv / h) + 3.0 * d * d_ff + 2 * d,
     "NumPy integers by part": lambda d, h, kv, d_ff: (
         np.int64(d) * d * 2 + np.int64(2) * d * (kv * (d // h)) + np.int64(3) * d * d_ff + 2 * d

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -72,8 +73,7 @@ _WATCH: ContextVar[Watch | None] = ContextVar("delegation_watch", default=None)
 def code_objects(target: Any) -> list[CodeType]:
     """The code a call of `target` runs first: a function's own code; a class's methods (those it
     defines itself, properties' getters included); the function a wrapper wraps."""
-    while hasattr(target, "__wrapped__"):
-        target = target.__wrapped__
+    target = inspect.unwrap(target)
     if isinstance(target, type):
         found = []
         for member in vars(target).values():
@@ -81,9 +81,11 @@ def code_objects(target: Any) -> list[CodeType]:
                 member = member.__func__
             if isinstance(member, property):
                 member = member.fget
-            if isinstance(member, FunctionType):
+            member = inspect.unwrap(member) if callable(member) else member
+            if isinstance(member, FunctionType):  # a decorator's shared wrapper is unwrapped
                 found.append(member.__code__)
-        return found
+        # code a dataclass generates (`__init__`, `__eq__`, ...) reads alike in every class
+        return [code for code in found if not code.co_filename.startswith("<")]
     code = getattr(target, "__code__", None)
     return [code] if isinstance(code, CodeType) else []
 

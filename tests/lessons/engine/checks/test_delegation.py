@@ -159,3 +159,25 @@ def test_a_library_reference_is_named_for_a_graded_release():
     assert route.target == "gptlib.lessons.nb06.references:layer_norm"
     assert reference_route(_softmax_reference) is not None
     assert reference_route(lambda x: x) is None
+
+
+def test_a_decorated_method_of_a_class_route_is_its_own_code_not_the_decorators():
+    """A class route with a @contextmanager method must not refuse every other context manager
+    (they all run contextlib's one wrapper) nor a dataclass's generated methods."""
+    import contextlib
+    import dataclasses
+
+    class Library:
+        @contextlib.contextmanager
+        def scope(self):
+            yield
+
+    @dataclasses.dataclass
+    class Record:
+        k: int
+
+    codes = code_objects(Library) + code_objects(Record)
+    assert [c.co_name for c in codes] == ["scope"]
+    with contextlib.nullcontext():
+        pass
+    assert contextlib.contextmanager(lambda: (yield)).__code__ not in codes

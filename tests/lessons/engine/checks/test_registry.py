@@ -57,7 +57,7 @@ INDEPENDENT = {
     "held-out-losses": test_nb03.HELD_OUT["float64, window by window"],
     "kv-cache": test_nb07._attend_by_einsum,
     "llama-block-parameters": test_nb09.LLAMA_COUNTS["a float formula"],
-    "layer_norm": test_nb06.LAYER_NORMS["nn.LayerNorm"],
+    "layer_norm": test_nb06.LAYER_NORMS["var_mean and rsqrt"],
     "measure-softmax": test_nb02.MEASURES["formulas"],
     "mlp": test_nb05.ByHand,
     "output-changes": test_nb03.CHANGES["one batched pass"],
