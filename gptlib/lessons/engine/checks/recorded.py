@@ -7,8 +7,16 @@ returned (or raised); `scripts/classroom.py release --graded` writes that next t
 holding the references and mistakes (each lesson's `checks.py`). There
 `gptlib.lessons.engine.checks` registers a `RecordedExercise` for each recorded one: a student's
 answer is compared with the stored outputs, a catalogued mistake is still named with its message,
-and `show_solution` says it is switched off. The instructor grades with the full checks
-(`scripts/classroom.py autograde`).
+and `show_solution` says it is switched off. A recording holds no solution text: no reference,
+no mistake's code, and no mistake's `fix` (the line that mends it, which may be the solution's
+own), so a mistake made again is named with its message alone.
+
+`record(names, seed_offset=k)` also records the cases `make_inputs` makes from the seed
+`exercise.seed + k` (those not equal to a visible one), after the visible ones: inputs the
+student never saw. `scripts/classroom.py
+autograde` grades in a copy of gptlib built the same way with such a recording, kept in the
+course directory (never released), so an answer that only looks up the visible inputs' outputs
+fails, and nothing in the grading kernel can run a reference.
 
 What the recording holds beside data (the inputs' modules and callables, each exercise's `adapt` and
 its properties' tests) is pickled by name, so it lives in modules the release keeps: the lesson's
@@ -20,6 +28,7 @@ recording is the course's own file, written by the instructor's copy of gptlib: 
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -64,12 +73,37 @@ def _shipped(fn: Any) -> bool:
     return not re.fullmatch(r"gptlib\.lessons\.nb\d+\.checks", getattr(fn, "__module__", ""))
 
 
-def record(names: Iterable[str]) -> dict[str, dict]:
-    """What `RecordedExercise` needs of each named exercise, as plain data for torch.save."""
+def cases_of(exercise: Exercise, seed_offset: int | None = None) -> list[tuple]:
+    """The exercise's inputs: the visible ones (its seed), then, with `seed_offset`, those made
+    from the seed `exercise.seed + seed_offset` that differ from every visible one (where
+    `make_inputs` draws nothing from its generator, or not for every case, some or all of them
+    are the visible ones again, and are left out)."""
+    cases = list(exercise.inputs())
+    if seed_offset is not None:
+        seen = {_saved(case) for case in cases}
+        generator = torch.Generator().manual_seed(exercise.seed + seed_offset)
+        for case in exercise.make_inputs(generator):
+            if _saved(case) not in seen:
+                seen.add(_saved(case))
+                cases.append(case)
+    return cases
+
+
+def _saved(case: tuple) -> bytes:
+    """The case as torch.save writes it: equal bytes, equal inputs."""
+    buffer = io.BytesIO()
+    torch.save(case, buffer)
+    return buffer.getvalue()
+
+
+def record(names: Iterable[str], seed_offset: int | None = None) -> dict[str, dict]:
+    """What `RecordedExercise` needs of each named exercise, as plain data for torch.save: its
+    visible inputs, and with `seed_offset` also hidden ones (`cases_of`), with what the
+    reference and each mistake give on each. No mistake's `fix` is recorded."""
     recorded = {}
     for name in names:
         exercise = REGISTRY[name]
-        cases = list(exercise.inputs())
+        cases = cases_of(exercise, seed_offset)
         recorded[name] = {
             "notebook": exercise.notebook,
             "cases": cases,
@@ -78,7 +112,6 @@ def record(names: Iterable[str]) -> dict[str, dict]:
                 {
                     "name": m.name,
                     "message": m.message,
-                    "fix": m.fix,
                     "results": [
                         result_of(exercise.as_function(m.implementation), a) for a in cases
                     ],
@@ -91,6 +124,7 @@ def record(names: Iterable[str]) -> dict[str, dict]:
             "returns": exercise.returns,
             "adapt": exercise.adapt,
             "properties": [p for p in exercise.properties if _shipped(p.test)],
+            "forbidden": exercise.forbidden,
         }
     return recorded
 
@@ -99,9 +133,7 @@ def recorded_exercises(recording: dict[str, dict]) -> list[RecordedExercise]:
     """The exercises of a recording (what `record` returned, saved and loaded)."""
     exercises = []
     for name, data in recording.items():
-        mistakes = tuple(
-            Mistake(m["name"], m["message"], _no_reference, m["fix"]) for m in data["mistakes"]
-        )
+        mistakes = tuple(Mistake(m["name"], m["message"], _no_reference) for m in data["mistakes"])
         exercises.append(
             RecordedExercise(
                 name=name,
@@ -113,6 +145,7 @@ def recorded_exercises(recording: dict[str, dict]) -> list[RecordedExercise]:
                 returns=tuple(data["returns"]),
                 adapt=data["adapt"],
                 properties=tuple(data.get("properties", ())),
+                forbidden=tuple(data.get("forbidden", ())),
                 cases=data["cases"],
                 expected_outputs=data["expected"],
                 mistake_records=[m["results"] for m in data["mistakes"]],
