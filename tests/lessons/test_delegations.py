@@ -6,8 +6,13 @@ table (exercise → route tried → the message it got)."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import math
+import re
+from pathlib import Path
 
+import nbformat
 import pytest
 import torch
 import torch.nn.functional as F
@@ -45,6 +50,7 @@ from tests.lessons.nb06.test_checks import _through_gptlib_block, _via_nn_layer_
 from tests.lessons.nb09.test_checks import _real_block
 
 EXERCISES = sorted(REGISTRY)
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 # --- the reference under other names: every exercise ------------------------------------------
@@ -376,3 +382,36 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# --- no notebook hands the student a reference before its check -------------------------------
+
+_CHECK = re.compile(r"""\bcheck\(\s*["']([^"']+)["']""")
+
+
+def _imported_before_each_check(path: Path) -> list[tuple[str, dict[str, object]]]:
+    """(exercise, {name: object imported by an earlier cell}) for each check cell of `path`."""
+    imported: dict[str, object] = {}
+    found = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        found += [(name, dict(imported)) for name in _CHECK.findall(cell.source)]
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # IPython magics: no imports of the course's there
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    imported[alias.asname or alias.name] = getattr(module, alias.name, None)
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.stem)
+def test_no_notebook_imports_an_exercises_reference_before_its_check(path):
+    for name, imported in _imported_before_each_check(path):
+        reference = REGISTRY[name].reference
+        leaked = [alias for alias, obj in imported.items() if obj is reference]
+        assert not leaked, f"{path.name} imports {leaked}, the reference of {name}, before its check"
