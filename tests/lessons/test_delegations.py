@@ -414,4 +414,4 @@ def test_no_notebook_imports_an_exercises_reference_before_its_check(path):
     for name, imported in _imported_before_each_check(path):
         reference = REGISTRY[name].reference
         leaked = [alias for alias, obj in imported.items() if obj is reference]
-        assert not leaked, f"{path.name} imports {leaked}, the reference of {name}, before its check"
+        assert not leaked, f"{path.name} imports {leaked}, {name}'s reference, before its check"
