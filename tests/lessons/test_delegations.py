@@ -415,3 +415,26 @@ def test_no_notebook_imports_an_exercises_reference_before_its_check(path):
         reference = REGISTRY[name].reference
         leaked = [alias for alias, obj in imported.items() if obj is reference]
         assert not leaked, f"{path.name} imports {leaked}, {name}'s reference, before its check"
+
+
+# --- the same refusals from a graded release's recording ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    """Every exercise as a graded release registers it: recorded results, no reference code."""
+    import io
+
+    from gptlib.lessons.engine.checks.recorded import record, recorded_exercises
+
+    buffer = io.BytesIO()
+    torch.save(record(sorted(ROUTES)), buffer)
+    buffer.seek(0)
+    return {e.name: e for e in recorded_exercises(torch.load(buffer, weights_only=False))}
+
+
+@pytest.mark.parametrize(("name", "route", "answer"), CASES, ids=[f"{n}-{r}" for n, r, _ in CASES])
+def test_a_graded_release_refuses_the_same_routes(name, route, answer, recorded, monkeypatch):
+    monkeypatch.setitem(REGISTRY, name, recorded[name])
+    assert not REGISTRY[name].has_solution
+    refusal_of(name, answer)

@@ -38,6 +38,7 @@ from typing import Any
 import torch
 
 from gptlib.lessons.engine.checks.core import REGISTRY, Exercise, Mistake, Result, result_of
+from gptlib.lessons.engine.checks.delegation import Route, reference_route
 
 RECORDING = Path(__file__).with_name("recorded.pt")
 
@@ -96,6 +97,13 @@ def _saved(case: tuple) -> bytes:
     return buffer.getvalue()
 
 
+def _routes_shipped(exercise: Exercise) -> tuple[Route, ...]:
+    """The exercise's forbidden routes, and its reference's where the release keeps it (a library
+    function, such as 06's `layer_norm`): the recording holds no reference to watch by its code."""
+    own = reference_route(exercise.reference)
+    return exercise.forbidden + ((own,) if own is not None else ())
+
+
 def record(names: Iterable[str], seed_offset: int | None = None) -> dict[str, dict]:
     """What `RecordedExercise` needs of each named exercise, as plain data for torch.save: its
     visible inputs, and with `seed_offset` also hidden ones (`cases_of`), with what the
@@ -124,7 +132,7 @@ def record(names: Iterable[str], seed_offset: int | None = None) -> dict[str, di
             "returns": exercise.returns,
             "adapt": exercise.adapt,
             "properties": [p for p in exercise.properties if _shipped(p.test)],
-            "forbidden": exercise.forbidden,
+            "forbidden": _routes_shipped(exercise),
         }
     return recorded
 
