@@ -249,6 +249,13 @@ def _pre_ln_wrong(wrong_pre):
     )
 
 
+def _post_ln_wrong(wrong_post):
+    """A mistake made in the Post-LN branch only; the Pre-LN branch is right."""
+    return lambda x, ln1, attn, ln2, mlp, norm: (
+        _pre(x, ln1, attn, ln2, mlp) if norm == "pre" else wrong_post(x, ln1, attn, ln2, mlp)
+    )
+
+
 def _both_wrong(wrong_pre, wrong_post):
     return lambda x, ln1, attn, ln2, mlp, norm: (wrong_pre if norm == "pre" else wrong_post)(
         x, ln1, attn, ln2, mlp
@@ -291,29 +298,93 @@ register(
                 fix="x = ln1(x + attn(x)); return ln2(x + mlp(x))",
             ),
             Mistake(
-                "no-residual-around-attention",
-                "the residual connection around attention is missing: attention's output "
-                "replaces the stream instead of being added to it.",
-                _both_wrong(
-                    lambda x, ln1, attn, ln2, mlp: (lambda h: h + mlp(ln2(h)))(attn(ln1(x))),
-                    lambda x, ln1, attn, ln2, mlp: (lambda h: ln2(h + mlp(h)))(ln1(attn(x))),
-                ),
-                fix="Pre-LN: x = x + attn(ln1(x)); Post-LN: x = ln1(x + attn(x))",
+                "no-residual-pre",
+                "with norm='pre' (Pre-LN) your block adds neither sublayer's output to the "
+                "stream: each output replaces the stream. Both sublayers sit inside a residual "
+                "connection: the stream goes around each one, and the sublayer's output is added "
+                "to it.",
+                _pre_ln_wrong(lambda x, ln1, attn, ln2, mlp: mlp(ln2(attn(ln1(x))))),
+                fix="x = x + attn(ln1(x)); return x + mlp(ln2(x))",
             ),
             Mistake(
-                "no-residual-around-mlp",
-                "the residual connection around the MLP is missing: its output replaces the "
-                "stream instead of being added to it.",
-                _both_wrong(
-                    lambda x, ln1, attn, ln2, mlp: mlp(ln2(x + attn(ln1(x)))),
-                    lambda x, ln1, attn, ln2, mlp: ln2(mlp(ln1(x + attn(x)))),
+                "no-residual-post",
+                "with norm='post' (Post-LN) your block normalises each sublayer's output alone, "
+                "so the stream is lost: both sublayers sit inside a residual connection, and "
+                "Post-LN normalises the sum of the stream and the sublayer's output.",
+                _post_ln_wrong(lambda x, ln1, attn, ln2, mlp: ln2(mlp(ln1(attn(x))))),
+                fix="x = ln1(x + attn(x)); return ln2(x + mlp(x))",
+            ),
+            Mistake(
+                "no-residual-around-attention-pre",
+                "with norm='pre' (Pre-LN) the residual connection around attention is missing: "
+                "attention's output replaces the stream instead of being added to it.",
+                _pre_ln_wrong(
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: h + mlp(ln2(h)))(attn(ln1(x)))
                 ),
-                fix="Pre-LN: x = x + mlp(ln2(x)); Post-LN: x = ln2(x + mlp(x))",
+                fix="x = x + attn(ln1(x))",
+            ),
+            Mistake(
+                "no-residual-around-attention-post",
+                "with norm='post' (Post-LN) the residual connection around attention is "
+                "missing: the first norm gets attention's output alone instead of the stream "
+                "plus attention's output.",
+                _post_ln_wrong(
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: ln2(h + mlp(h)))(ln1(attn(x)))
+                ),
+                fix="x = ln1(x + attn(x))",
+            ),
+            Mistake(
+                "no-residual-around-mlp-pre",
+                "with norm='pre' (Pre-LN) the residual connection around the MLP is missing: "
+                "its output replaces the stream instead of being added to it.",
+                _pre_ln_wrong(lambda x, ln1, attn, ln2, mlp: mlp(ln2(x + attn(ln1(x))))),
+                fix="return x + mlp(ln2(x))",
+            ),
+            Mistake(
+                "no-residual-around-mlp-post",
+                "with norm='post' (Post-LN) the residual connection around the MLP is missing: "
+                "the second norm gets the MLP's output alone instead of the stream plus the "
+                "MLP's output.",
+                _post_ln_wrong(lambda x, ln1, attn, ln2, mlp: ln2(mlp(ln1(x + attn(x))))),
+                fix="return ln2(x + mlp(x))",
+            ),
+            Mistake(
+                "post-ln-norms-swapped",
+                "with norm='post' (Post-LN) the two norms are swapped: the sum after attention "
+                "goes through the MLP's norm and the sum after the MLP through attention's. "
+                "Each norm belongs to its own sublayer, the first to attention, the second to "
+                "the MLP, in both placements.",
+                _post_ln_wrong(
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: ln1(h + mlp(h)))(ln2(x + attn(x)))
+                ),
+                fix="x = ln1(x + attn(x)); return ln2(x + mlp(x))",
+            ),
+            Mistake(
+                "pre-ln-norms-swapped",
+                "with norm='pre' (Pre-LN) the two norms are swapped: attention reads the MLP's "
+                "norm of the stream and the MLP reads attention's. Each norm belongs to its own "
+                "sublayer, the first to attention, the second to the MLP, in both placements.",
+                _pre_ln_wrong(
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: h + mlp(ln1(h)))(x + attn(ln2(x)))
+                ),
+                fix="x = x + attn(ln1(x)); return x + mlp(ln2(x))",
+            ),
+            Mistake(
+                "norm-after-sublayer-inside-residual",
+                "with norm='post' your block normalises each sublayer's output inside the "
+                "residual branch and adds it to the stream, which is never normalised (the "
+                "OLMo 2 placement, x ← x + LN(F(x))). Post-LN, the original Transformer's, "
+                "normalises the stream itself after each addition: the norm wraps the sum.",
+                _post_ln_wrong(
+                    lambda x, ln1, attn, ln2, mlp: (lambda h: h + ln2(mlp(h)))(x + ln1(attn(x)))
+                ),
+                fix="x = ln1(x + attn(x)); return ln2(x + mlp(x))",
             ),
             Mistake(
                 "norm-on-sublayer-output",
-                "LayerNorm is applied to the sublayer's output. In Pre-LN it normalises the "
-                "sublayer's input, and the output goes into the stream as it is.",
+                "with norm='pre' (Pre-LN) your block applies LayerNorm to each sublayer's output "
+                "(the OLMo 2 placement, x ← x + LN(F(x))). Pre-LN normalises the sublayer's "
+                "input, and the output goes into the stream as it is.",
                 _pre_ln_wrong(
                     lambda x, ln1, attn, ln2, mlp: (lambda h: h + ln2(mlp(h)))(x + ln1(attn(x)))
                 ),
@@ -321,8 +392,9 @@ register(
             ),
             Mistake(
                 "normalised-stream",
-                "you added the sublayer's output to the normalised stream. In Pre-LN the "
-                "residual path carries the stream itself; only the sublayer reads the norm.",
+                "with norm='pre' (Pre-LN) you added the sublayer's output to the normalised "
+                "stream. In Pre-LN the residual path carries the stream itself; only the "
+                "sublayer reads the norm.",
                 _pre_ln_wrong(
                     lambda x, ln1, attn, ln2, mlp: (lambda h: ln2(h) + mlp(ln2(h)))(
                         ln1(x) + attn(ln1(x))
@@ -342,8 +414,9 @@ register(
             ),
             Mistake(
                 "mlp-reads-old-stream",
-                "the MLP reads the stream from before attention wrote into it. The two "
-                "sublayers run one after the other: the MLP reads the stream attention updated.",
+                "with norm='pre' (Pre-LN) the MLP reads the stream from before attention wrote "
+                "into it. The two sublayers run one after the other: the MLP reads the stream "
+                "attention updated.",
                 _pre_ln_wrong(lambda x, ln1, attn, ln2, mlp: x + attn(ln1(x)) + mlp(ln2(x))),
                 fix="x = x + attn(ln1(x)) first, then x = x + mlp(ln2(x)) on the new x",
             ),
@@ -355,6 +428,10 @@ register(
             "Pre-LN: each sublayer reads its own norm of the stream, and its output is added to "
             "the unnormalised stream. Post-LN: each sublayer reads the stream itself, and the "
             "norm is applied to the sum.",
+            "Write one branch per placement, each with one step per sublayer, attention first. "
+            "In both, the first norm goes with attention and the second with the MLP, and each "
+            "step adds the sublayer's output to the stream it read (in Post-LN, inside the "
+            "norm).",
         ),
     )
 )

@@ -37,6 +37,90 @@ def test_a_block_that_ignores_norm_is_named_by_the_placement_it_gets_wrong():
         verify("block_forward", always_pre)
 
 
+def _pre_ln(x, ln1, attn, ln2, mlp):
+    x = x + attn(ln1(x))
+    return x + mlp(ln2(x))
+
+
+def _post_ln(x, ln1, attn, ln2, mlp):
+    x = ln1(x + attn(x))
+    return ln2(x + mlp(x))
+
+
+def _block(pre=_pre_ln, post=_post_ln):
+    """A student's block with one placement written as given, the other right."""
+
+    def block(x, ln1, attn, ln2, mlp, norm):
+        return (pre if norm == "pre" else post)(x, ln1, attn, ln2, mlp)
+
+    return block
+
+
+def _olmo(x, ln1, attn, ln2, mlp):
+    x = x + ln1(attn(x))
+    return x + ln2(mlp(x))
+
+
+# A placement written wrong, as a student would: (the block, the mistake, its placement).
+PLACEMENT_MISTAKES = {
+    "Pre-LN without residuals": (
+        _block(pre=lambda x, ln1, attn, ln2, mlp: mlp(ln2(attn(ln1(x))))),
+        "no-residual-pre",
+        "norm='pre'",
+    ),
+    "Post-LN without residuals": (
+        _block(post=lambda x, ln1, attn, ln2, mlp: ln2(mlp(ln1(attn(x))))),
+        "no-residual-post",
+        "norm='post'",
+    ),
+    "Pre-LN without the residual around attention": (
+        _block(pre=lambda x, ln1, attn, ln2, mlp: (h := attn(ln1(x))) + mlp(ln2(h))),
+        "no-residual-around-attention-pre",
+        "norm='pre'",
+    ),
+    "Post-LN without the residual around the MLP": (
+        _block(post=lambda x, ln1, attn, ln2, mlp: ln2(mlp(ln1(x + attn(x))))),
+        "no-residual-around-mlp-post",
+        "norm='post'",
+    ),
+    "Post-LN with ln1 and ln2 swapped": (
+        _block(post=lambda x, ln1, attn, ln2, mlp: _post_ln(x, ln2, attn, ln1, mlp)),
+        "post-ln-norms-swapped",
+        "norm='post'",
+    ),
+    "OLMo's placement asked for Post-LN": (
+        _block(post=_olmo),
+        "norm-after-sublayer-inside-residual",
+        "norm='post'",
+    ),
+    "OLMo's placement asked for Pre-LN": (
+        _block(pre=_olmo),
+        "norm-on-sublayer-output",
+        "norm='pre'",
+    ),
+    "no residual in either placement": (
+        _block(
+            pre=lambda x, ln1, attn, ln2, mlp: mlp(ln2(attn(ln1(x)))),
+            post=lambda x, ln1, attn, ln2, mlp: ln2(mlp(ln1(attn(x)))),
+        ),
+        "no-residual-pre",
+        "norm='pre'",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "mistake", "placement"), PLACEMENT_MISTAKES.values(), ids=PLACEMENT_MISTAKES
+)
+def test_a_misplaced_residual_or_norm_is_named_with_the_placement_it_breaks(
+    answer, mistake, placement
+):
+    with pytest.raises(CheckError) as info:
+        verify("block_forward", answer)
+    assert info.value.mistake == mistake
+    assert info.value.detail.startswith(f"with {placement}")
+
+
 def _through_gptlib_block(x, ln1, attn, ln2, mlp, norm):
     """A correct answer that borrows gptlib's Block (rewired Post-LN when asked), given pieces."""
     block = Block(16, 4)
