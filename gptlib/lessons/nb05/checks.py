@@ -342,13 +342,14 @@ def _fan_in_init_(model, gain_after_gelu):
     return model
 
 
-def _init_with(std_of, *, embeddings=True, blocks_only=False, zero_biases=True):
-    """A catalogued initialisation: `std_of(name, linear, gain)` gives each linear layer's std."""
+def _init_with(std_of, *, embeddings=True, blocks_only=False, zero_biases=True, lm_head=True):
+    """A catalogued initialisation: `std_of(name, linear, gain)` gives each linear layer's std;
+    `lm_head=False` leaves the unembedding as it was."""
 
     def init(model, gain):
         root = model.blocks if blocks_only else model
         for name, module in root.named_modules():
-            if isinstance(module, nn.Linear):
+            if isinstance(module, nn.Linear) and (lm_head or name != "lm_head"):
                 nn.init.normal_(module.weight, std=std_of(name, module, gain))
                 if zero_biases and module.bias is not None:
                     nn.init.zeros_(module.bias)
@@ -433,6 +434,15 @@ register(
                 "unembedding, which sit outside them.",
                 _init_with(_right_std, blocks_only=True),
                 fix="loop over model.named_modules(), not the blocks' modules",
+            ),
+            Mistake(
+                "lm-head-untouched",
+                "the unembedding, the last linear layer that turns the stream into logits, kept "
+                "its initial weights. It sits outside the blocks but is a linear layer like "
+                "the others: its weights too get variance 1 over its fan-in (with no gain, as "
+                "it reads the stream, not a GELU's output).",
+                _init_with(_right_std, lm_head=False),
+                fix="re-initialise every nn.Linear of model.named_modules(), lm_head included",
             ),
             Mistake(
                 "biases-kept",

@@ -237,6 +237,25 @@ def test_a_right_initialisation_drawn_in_any_order_passes(seed):
     assert verify("fan_in_init_", shuffled) == 3
 
 
+def _init_blocks_and_tables(model, gain_after_gelu):
+    """Every block's linear layers and both tables, by their attributes: the unembedding,
+    outside the blocks, is forgotten."""
+    for block in model.blocks:
+        for layer in (block.attn.qkv, block.attn.proj, block.mlp.up, block.mlp.down):
+            gain = gain_after_gelu if layer is block.mlp.down else 1.0
+            nn.init.normal_(layer.weight, std=gain / layer.in_features**0.5)
+            nn.init.zeros_(layer.bias)
+    nn.init.normal_(model.tok_emb.weight)
+    nn.init.normal_(model.pos_emb.weight)
+
+
+def test_an_initialisation_that_forgets_the_unembedding_is_named_not_sent_to_the_gain():
+    with pytest.raises(CheckError) as info:
+        verify("fan_in_init_", _init_blocks_and_tables)
+    assert info.value.mistake == "lm-head-untouched"
+    assert "GELU's output)" in info.value.detail and "gain on top" not in info.value.detail
+
+
 def test_the_initialisation_keeps_each_sublayers_signal_at_its_inputs_size():
     """What the exercise is for: with the GELU gain an MLP hands on a signal of its input's
     second moment; without it, about 0.425 of it."""
