@@ -488,6 +488,16 @@ def _unshifted_exp(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     return torch.exp(-(probs * probs.log()).sum(dim=-1))
 
 
+def _temperature_after_softmax(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    probs = torch.softmax(logits, dim=-1) / temperature
+    return torch.exp(-(probs * probs.log()).sum(dim=-1))
+
+
+def _temperature_on_log_probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    log_probs = logits.log_softmax(dim=-1) / temperature
+    return torch.exp(-(log_probs.exp() * log_probs).sum(dim=-1))
+
+
 register(
     Exercise(
         name="effective-choices",
@@ -550,6 +560,25 @@ register(
                 _unshifted_exp,
                 fix="use (logits / temperature).log_softmax(dim=-1), which subtracts the "
                 "maximum for you.",
+            ),
+            Mistake(
+                "temperature-after-softmax",
+                "you divided the probabilities by the temperature, after the softmax. What "
+                "comes out no longer sums to 1, so it is not a distribution and its count of "
+                "choices can leave the range from 1 to V. Sampling divides the logits by the "
+                "temperature before the softmax, which then makes a distribution of them.",
+                _temperature_after_softmax,
+                fix="take the softmax (or log_softmax) of logits / temperature.",
+            ),
+            Mistake(
+                "temperature-on-log-probabilities",
+                "you divided the log-probabilities by the temperature, after the softmax. "
+                "Their exponentials no longer sum to 1, so they are not a distribution. "
+                "Sampling divides the logits by the temperature before the softmax, which "
+                "then makes a distribution of them.",
+                _temperature_on_log_probs,
+                fix="log_probs = (logits / temperature).log_softmax(dim=-1), not "
+                "logits.log_softmax(dim=-1) / temperature.",
             ),
         ),
         atol=1e-4,

@@ -312,6 +312,31 @@ def test_uniform_rows_leave_v_choices_and_a_certain_row_one():
     torch.testing.assert_close(reference(certain, 1.0), torch.ones(1), atol=1e-6, rtol=0)
 
 
+def _probabilities_over_t(logits, temperature):
+    p = F.softmax(logits, dim=-1)
+    p = p / temperature
+    return (-(p * (p + 1e-30).log()).sum(-1)).exp()
+
+
+def _log_probabilities_over_t(logits, temperature):
+    log_p = F.log_softmax(logits, -1) / temperature
+    return torch.exp(-torch.sum(torch.exp(log_p) * log_p, dim=-1))
+
+
+AFTER_THE_SOFTMAX = {
+    "probabilities divided": (_probabilities_over_t, "temperature-after-softmax"),
+    "log-probabilities divided": (_log_probabilities_over_t, "temperature-on-log-probabilities"),
+}
+
+
+@pytest.mark.parametrize(("answer", "mistake"), AFTER_THE_SOFTMAX.values(), ids=AFTER_THE_SOFTMAX)
+def test_a_temperature_applied_after_the_softmax_is_named_not_sent_to_the_range(answer, mistake):
+    with pytest.raises(CheckError) as info:
+        verify("effective-choices", answer)
+    assert info.value.mistake == mistake
+    assert "before the softmax" in info.value.detail
+
+
 def test_an_exp_without_the_max_shift_is_named_from_the_low_temperature_case():
     def plain_exp(logits, temperature):
         e = torch.exp(logits / temperature)
