@@ -138,6 +138,29 @@ register(
                 fix="e.sum(dim=-1, keepdim=True)",
             ),
             Mistake(
+                "max-without-keepdim",
+                "you did subtract each row's largest score, but the maxima lost their axis: a "
+                "vector of one maximum per row lines up with the columns, so each column got "
+                "another row's maximum, a different constant for every entry of a row, which "
+                "changes the softmax. On a square score matrix this runs and is silently wrong; "
+                "on any other it fails to broadcast. Keep the reduced axis, so that each row's "
+                "maximum is subtracted across that same row.",
+                _shifted_softmax(lambda s: s.max(dim=-1).values),
+                fix="scores - scores.max(dim=-1, keepdim=True).values",
+            ),
+            Mistake(
+                "max-and-sum-without-keepdim",
+                "the row maxima and the row sums both lost their axis: each vector of one value "
+                "per row lines up with the columns, so every column was shifted by another "
+                "row's maximum and divided by another row's sum. On a square score matrix this "
+                "runs and is silently wrong; on any other it fails to broadcast. Keep the "
+                "reduced axis in both, so that each row's own value is used across that row.",
+                lambda s: (
+                    (s - s.max(dim=-1).values).exp() / (s - s.max(dim=-1).values).exp().sum(dim=-1)
+                ),
+                fix="scores.max(dim=-1, keepdim=True).values and e.sum(dim=-1, keepdim=True)",
+            ),
+            Mistake(
                 "columns",
                 "you normalised down the columns, the first axis. Attention weights are a "
                 "distribution over the keys: the last axis of the scores.",

@@ -61,6 +61,34 @@ def test_a_softmax_without_the_max_shift_fails_on_a_wide_row(answer, message):
     assert info.value.mistake is not None or "so that exp cannot overflow" in info.value.detail
 
 
+def _max_without_keepdim(scores):
+    m, _ = torch.max(scores, dim=-1)
+    e = torch.exp(scores - m)
+    return e / e.sum(-1, keepdim=True)
+
+
+def _nothing_kept(scores):
+    e = torch.exp(scores - scores.max(-1)[0])
+    return e / e.sum(-1)
+
+
+WITHOUT_KEEPDIM = {
+    "the max": (_max_without_keepdim, "max-without-keepdim"),
+    "the max and the sum": (_nothing_kept, "max-and-sum-without-keepdim"),
+}
+
+
+@pytest.mark.parametrize(("answer", "mistake"), WITHOUT_KEEPDIM.values(), ids=WITHOUT_KEEPDIM)
+def test_a_max_without_keepdim_is_named_on_the_square_input_where_it_runs(answer, mistake):
+    """The first input is square, where a row maximum without its axis broadcasts silently
+    down the columns; the student is told so, not to shift by the maximum they already use."""
+    assert REGISTRY["softmax-rows"].inputs()[0][0].shape == (5, 5)
+    with pytest.raises(CheckError) as info:
+        verify("softmax-rows", answer)
+    assert info.value.mistake == mistake
+    assert "Keep the reduced axis" in info.value.detail
+
+
 SOFTMAXES = {
     "log-sum-exp": lambda s: (s - s.logsumexp(dim=-1, keepdim=True)).exp(),
     "max shift in float64": _shifted(lambda s: s.double().max(dim=-1, keepdim=True)[0]),
