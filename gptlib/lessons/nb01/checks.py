@@ -281,6 +281,15 @@ register(
                 fix="return E[idx] + P[:T]",
             ),
             Mistake(
+                "positions-by-batch-size",
+                "you took as many position rows as there are sequences in the batch, the first "
+                "size of the ids, so they cannot be added to the token vectors. The position "
+                "table is cut to the sequence length, the ids' second size: one row per place "
+                "in a sequence, shared by every sequence of the batch.",
+                lambda idx, E, P: E[idx] + P[: len(idx)],
+                fix="T = idx.shape[1] (len(idx) and idx.shape[0] are the batch size B)",
+            ),
+            Mistake(
                 "positions-from-one",
                 "positions count from 0: the first token of every sequence gets the first row "
                 "of the position table; yours got the second.",

@@ -53,6 +53,26 @@ def test_other_right_embeddings_pass(answer):
     verify("embed", answer)
 
 
+def _positions_for_len_idx(idx, E, P):
+    T = len(idx)  # the batch size B: idx is [B, T]
+    return E[idx] + P[:T]
+
+
+BATCH_SIZE_FOR_T = {
+    "len(idx)": _positions_for_len_idx,
+    "idx.shape[0]": lambda idx, E, P: E[idx] + P[: idx.shape[0]],
+    "arange of idx.size(0)": lambda idx, E, P: E[idx] + P[torch.arange(idx.size(0))],
+}
+
+
+@pytest.mark.parametrize("answer", BATCH_SIZE_FOR_T.values(), ids=BATCH_SIZE_FOR_T)
+def test_the_batch_size_taken_for_the_length_is_named_by_the_error_it_raises(answer):
+    with pytest.raises(CheckError) as info:
+        verify("embed", answer)
+    assert info.value.mistake == "positions-by-batch-size"
+    assert "broadcast" not in info.value.detail
+
+
 def _sinusoidal_by_exp_log(T, d, base=10000.0):
     pos = torch.arange(T, dtype=torch.float64)[:, None]
     inv_freq = torch.exp(-math.log(base) * torch.arange(0, d, 2, dtype=torch.float64) / d)

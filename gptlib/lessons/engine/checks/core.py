@@ -6,11 +6,11 @@ implemented, that it returns the right shape with finite values, the properties 
 reference (rows sum to 1, causality, ...), and finally agreement with the reference. On any
 failure it tries the catalogue of known mistakes and, when one reproduces the student's output
 (or the error it raised), raises with that mistake's message and name instead of a bare "wrong";
-otherwise the message ends with the exercise's next hint, from the idea to the specific, and
-after the last one points to `show_solution`, the one place a solution's code is shown
-(`solution_source`). Hints teach before they tell: a named mistake's first report explains the
-misconception in words; its `fix`, the line that mends it, is added only when the same mistake
-comes back.
+otherwise the message (a wrong value, or an error explained by `explain_error`) ends with the
+exercise's next hint, from the idea to the specific, and after the last one points to
+`show_solution`, the one place a solution's code is shown (`solution_source`). Hints teach
+before they tell: a named mistake's first report explains the misconception in words; its
+`fix`, the line that mends it, is added only when the same mistake comes back.
 An exercise whose answer is a class says how to run it (`Exercise.adapt`). The notebooks call
 `check` (in `in_notebook`), which reports instead of raising.
 """
@@ -228,9 +228,10 @@ _MISTAKE_TRIES: Counter[tuple[str, str]] = Counter()  # each named mistake's rep
 
 
 def next_hint(exercise: Exercise) -> str:
-    """What to add to an uncatalogued wrong answer's message: the exercise's first hint on the
-    first such answer, the next one on each later answer; after the last hint, also where the
-    reference solution is (`show_solution`)."""
+    """What to add to an uncatalogued wrong answer's message (a wrong value, or an error no
+    catalogued mistake raises): the exercise's first hint on the first such answer, the next
+    one on each later answer, so that each try is more specific than the last; after the last
+    hint, also where the reference solution is (`show_solution`)."""
     tries = _WRONG_TRIES[exercise.name]
     _WRONG_TRIES[exercise.name] += 1
     hints = exercise.hints
@@ -323,7 +324,8 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
             if mistake is not None:
                 raise mistake_error(exercise, mistake) from exc
             answer_name = getattr(student_fn, "__name__", "function")
-            raise CheckError(name, explain_error(exc, answer_name)) from exc
+            explained = explain_error(exc, answer_name)
+            raise CheckError(name, f"{explained}{next_hint(exercise)}") from exc
         _refuse_if_delegated(name, watch, student_fn)
         expected = exercise.expected(case, args)
         problem = shape_problem(got, expected, exercise.returns)

@@ -65,17 +65,19 @@ _EXPLANATIONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...
             r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at "
             r"non-singleton dimension (\d+)",
             lambda m: (
-                "two tensors were combined entry by entry, but in one dimension (number "
-                f"{m[3]} of the broadcast shape) one has size {m[1]} and the other {m[2]}, and "
-                "neither is 1, so they cannot be broadcast together"
+                "two tensors were combined entry by entry, but in dimension "
+                f"{m[3]} (counting from 0) of the broadcast result the first operand, the one "
+                f"on the left, has size {m[1]} and the second has size {m[2]}; neither is 1, so "
+                "they cannot be broadcast together (sizes are matched from the last dimension "
+                "backwards, a missing one counting as 1)"
             ),
         ),
         (
             r"The expanded size of the tensor \((\d+)\) must match the existing size \((\d+)\) "
             r"at non-singleton dimension (\d+)",
             lambda m: (
-                f"a tensor of size {m[2]} in dimension {m[3]} was stretched (broadcast) to size "
-                f"{m[1]}; only a dimension of size 1 can be stretched"
+                f"a tensor of size {m[2]} in dimension {m[3]} (counting from 0) was stretched "
+                f"(broadcast) to size {m[1]}; only a dimension of size 1 can be stretched"
             ),
         ),
         (

@@ -101,6 +101,26 @@ def test_hints_come_in_steps_and_only_the_last_points_to_the_solution():
         verify(EXERCISE.name, lambda x: torch.exp(x))
 
 
+def test_a_crash_no_mistake_explains_escalates_like_a_wrong_value():
+    """Each try says more than the last, an answer that raises too: the explained error, then
+    the exercise's next hint (notebook 00 promises it)."""
+
+    def crashes(x):
+        return x + x[:2]
+
+    details = []
+    for _ in range(2):
+        with pytest.raises(CheckError) as info:
+            verify(EXERCISE.name, crashes)
+        assert info.value.mistake is None
+        details.append(info.value.detail)
+    assert details[0].startswith("your `crashes` stopped at `return x + x[:2]`")
+    assert "(counting from 0)" in details[0]
+    assert details[0].endswith("Hint 1 of 2: each row is one distribution")
+    assert "Hint 2 of 2: normalise over the last axis" in details[1]
+    assert "show_solution('engine-demo-softmax')" in details[1]
+
+
 def test_wrong_values_with_right_properties_report_the_difference():
     with pytest.raises(CheckError, match=r"largest difference .* at index \[\d, \d\]"):
         verify(EXERCISE.name, lambda x: torch.softmax(2 * x, dim=-1))

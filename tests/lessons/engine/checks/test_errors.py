@@ -128,6 +128,13 @@ def test_each_known_error_is_explained_in_the_students_terms(case):
     assert str(error).splitlines()[0] not in text  # PyTorch's words are not what they read
 
 
+def test_a_broadcast_error_says_which_dimension_counting_from_0_and_which_side_is_which():
+    text = explain_error(_raised(add_mismatched, torch.ones(2, 5, 6), torch.ones(2, 6)), "add")
+    assert "in dimension 1 (counting from 0) of the broadcast result" in text
+    assert "the first operand, the one on the left, has size 5 and the second has size 2" in text
+    assert "number 1" not in text
+
+
 def test_an_unknown_error_keeps_its_words_after_the_location():
     def odd(x):
         raise RuntimeError("something nobody has seen")
