@@ -164,7 +164,7 @@ def test_the_module_check_names_the_parameters_it_expected():
 
 
 def test_a_mask_stored_too_small_fails_on_the_long_input():
-    with pytest.raises(CheckError, match="size 32 and the other 40"):
+    with pytest.raises(CheckError, match="has size 32 and the second has size 40"):
         verify("attention-module", _WithSmallStoredMask)
 
 
