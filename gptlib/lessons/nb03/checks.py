@@ -710,8 +710,9 @@ register(
             ),
             Mistake(
                 "targets-shifted-again",
-                "You shifted the targets a second time. y[:, t] is already the character after "
-                "x[:, t]: compare the prediction at position t with y[:, t] itself.",
+                "You shifted the targets a second time. The targets come already shifted: the "
+                "target of position t is the character that follows position t of the input, "
+                "so compare the prediction at position t with the target at the same position t.",
                 lambda m, x, y: _losses(
                     m,
                     x,
@@ -720,7 +721,8 @@ register(
                     lambda s, t: _per_position(s[:, :-1], t[:, 1:]),
                     _mean,
                 ),
-                fix="compare logits[:, t] with y[:, t] for every t (no slicing of y).",
+                fix="y[:, t] is already the character after x[:, t]: compare logits[:, t] with "
+                "y[:, t] for every t (no slicing of y).",
             ),
             Mistake(
                 "logits-as-log-probabilities",

@@ -107,7 +107,7 @@ register(
                 "interleaved-heads",
                 "each head takes every h-th feature instead of a contiguous block of d_h "
                 "features: you cut d as (d_h, h) rather than (h, d_h). The projection's "
-                "output features are grouped head by head (as in nn.MultiheadAttention), so "
+                "output features are grouped head by head (as in PyTorch's MultiheadAttention), so "
                 "the head index must come first when the feature axis is cut.",
                 _split_interleaved,
                 fix="x.view(B, T, h, d_h), head index first, then .transpose(1, 2)",

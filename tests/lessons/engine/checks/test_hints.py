@@ -1,5 +1,7 @@
 """Hints teach, never tell: every exercise has a first hint naming the idea and a more specific
-second one, and no hint holds a run of code from the solution it belongs to."""
+second one, and no hint holds a run of code from the solution it belongs to. Every catalogued
+mistake's message, the first thing a student reads about it, is words: the code goes in its
+fix, shown only when the same mistake comes back."""
 
 import io
 import json
@@ -66,6 +68,38 @@ def test_hints_go_from_the_idea_to_the_specific_without_the_solutions_code(name)
     for hint in hints:
         shared = runs(text_tokens(hint), RUN) & solution
         assert not shared, f"{name}: the hint repeats the solution's code {sorted(shared)[:3]}"
+
+
+# What makes a message code rather than words: backticks, a call into torch (or its F and nn
+# modules), a method call, a slice. Indices written as in the notebooks' maths (x[t], perm[i])
+# and argument values (norm='pre') are words.
+CODE_IN_WORDS = {
+    "backticked code": re.compile(r"`"),
+    "a torch name": re.compile(r"\btorch\.\w"),
+    "an F. call": re.compile(r"\bF\.\w"),
+    "an nn. name": re.compile(r"\bnn\.\w"),
+    "a method call": re.compile(r"\w\.\w+\("),
+    "a slice": re.compile(r"\w\[[^\]]*:[^\]]*\]"),
+}
+MISTAKES = [(name, m) for name in sorted(REGISTRY) for m in REGISTRY[name].mistakes]
+
+
+def code_in(message: str) -> list[str]:
+    return [what for what, pattern in CODE_IN_WORDS.items() if pattern.search(message)]
+
+
+@pytest.mark.parametrize(("name", "mistake"), MISTAKES, ids=[f"{n}-{m.name}" for n, m in MISTAKES])
+def test_every_mistakes_first_message_is_words_without_code(name, mistake):
+    found = code_in(mistake.message)
+    assert not found, f"{name}/{mistake.name}: its message holds {found}; move the code to its fix"
+
+
+def test_the_message_test_would_catch_code_in_words():
+    old = "y[:, t] is already the character after x[:, t]"  # targets-shifted-again's old message
+    assert code_in(old) == ["a slice"]
+    assert code_in("use `x.var(dim=-1)`") == ["backticked code", "a method call"]
+    assert code_in("call torch.softmax or F.softmax") == ["a torch name", "an F. call"]
+    assert not code_in("with norm='pre' the prediction at x[t] (the OLMo 2 placement, LN(F(x)))")
 
 
 def test_the_overlap_test_would_catch_a_hint_that_tells():
