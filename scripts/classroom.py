@@ -47,12 +47,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import hashlib
+import io
+import json
 import os
 import pickle
 import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -112,16 +116,23 @@ def _run(result: dict, what: str) -> None:
 
 
 @contextlib.contextmanager
-def _nbgrader_environment() -> Iterator[None]:
+def _nbgrader_environment(grading: Path | None = None) -> Iterator[None]:
     """Let the kernels nbgrader starts import gptlib, let nbgrader find its `alembic` tool (it
     runs the executable from PATH, which lacks the environment's bin/ when not activated), and
-    silence the SQLAlchemy warnings nbgrader's gradebook raises on every submission."""
+    silence the SQLAlchemy warnings nbgrader's gradebook raises on every submission.
+
+    With `grading` (the grading copy of gptlib, `grading_package`: the folder holding its
+    pyproject.toml and its `gptlib` package), that copy comes first on the kernels' PYTHONPATH,
+    in place of this checkout: `import gptlib` there finds the copy, which holds no reference
+    (the checkout's editable install is found only after PYTHONPATH; a kernel runs in the
+    submission's folder, which holds no gptlib)."""
     from sqlalchemy.exc import SAWarning
 
     before = {key: os.environ.get(key) for key in ("PYTHONPATH", "PATH")}
-    additions = {"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent)}
-    for key, first in additions.items():
-        os.environ[key] = os.pathsep.join(p for p in (first, before[key]) if p)
+    first = str(grading) if grading is not None else str(ROOT)
+    additions = {"PYTHONPATH": first, "PATH": str(Path(sys.executable).parent)}
+    for key, path in additions.items():
+        os.environ[key] = os.pathsep.join(p for p in (path, before[key]) if p)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=SAWarning)
@@ -163,19 +174,89 @@ def exercises_of(notebooks: list[Path]) -> list[str]:
     return names
 
 
+# The seed offset of the hidden grading inputs (`record(names, seed_offset=...)`): any number
+# other than 0 makes inputs the students never saw; it is kept out of what they receive.
+GRADING_SEED_OFFSET = 7919
+# Where a copy of gptlib keeps its recorded checks (`gptlib.lessons.engine.checks.RECORDING`).
+RECORDED = Path("gptlib", "lessons", "engine", "checks", "recorded.pt")
+
+
 def student_package(notebooks: list[Path], out: Path) -> Path:
     """The copy of gptlib a graded assignment's students install (`pip install OUT`): without
     the modules that hold the exercises' references and catalogued mistakes (each lesson's
     gptlib/lessons/nbNN/checks.py), with the recorded results of those exercises instead
-    (`recorded.pt`), so that the checks still name mistakes while no solution can be printed.
-    Returns `out`."""
-    from gptlib.lessons.engine.checks.recorded import RECORDING, record
+    (`recorded.pt`, no mistake's fix in it), so that the checks still name mistakes while no
+    solution can be printed. The exercises already recorded in `out` (an earlier graded release)
+    stay in it, recorded again from today's references, so that releasing a later lesson keeps
+    the earlier assignments working. Returns `out`."""
+    names = list(dict.fromkeys([*recorded_names(out), *exercises_of(notebooks)]))
+    what = ", ".join(nb.stem for nb in notebooks)
+    return _package(record_or_refuse(names, what), out, what)
 
+
+def grading_package(names: list[str], out: Path) -> Path:
+    """The copy of gptlib the grader's kernels import (`autograde`): the students' release of
+    the exercises `names`, recorded on their visible inputs and on hidden ones
+    (`GRADING_SEED_OFFSET`). No reference is in it, so nothing can hand a student's code an
+    answer and nothing stands in for a wrong one. Kept under the course directory, never
+    released. Rebuilt only when the exercises or gptlib's sources changed. Returns `out`."""
+    stamp = out / "built-from.txt"
+    key = _grading_key(names)
+    if stamp.is_file() and stamp.read_text() == key:
+        return out
+    what = "the graded assignments' exercises"
+    _package(record_or_refuse(names, what, GRADING_SEED_OFFSET), out, what)
+    stamp.write_text(key)
+    return out
+
+
+def _grading_key(names: list[str]) -> str:
+    """What a grading copy is built from: the exercises, the seed offset, torch's version and a
+    digest of gptlib's files (the references, the harnesses, the engine)."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "gptlib").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    lines = [f"seed offset {GRADING_SEED_OFFSET}", f"torch {torch.__version__}",
+             f"gptlib {digest.hexdigest()}", *sorted(names)]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def recorded_names(package: Path) -> list[str]:
+    """The exercises recorded in the copy of gptlib at `package` (none when there is none)."""
+    recording = package / RECORDED
+    if not recording.is_file():
+        return []
+    return [name for name in torch.load(recording, weights_only=False) if name in REGISTRY]
+
+
+def record_or_refuse(names: list[str], what: str, seed_offset: int | None = None) -> bytes:
+    """The recording of `names` (`record`), saved to bytes; ValueError naming `what` when an
+    exercise cannot be recorded."""
+    from gptlib.lessons.engine.checks.recorded import record
+
+    unknown = [name for name in names if name not in REGISTRY]
+    if unknown:
+        raise ValueError(f"{what}: no exercise named {', '.join(unknown)} in gptlib")
+    buffer = io.BytesIO()
+    try:
+        torch.save(record(names, seed_offset=seed_offset), buffer)
+    except (AttributeError, TypeError, pickle.PicklingError) as exc:  # a local function
+        raise ValueError(_NOT_RECORDABLE.format(names=what, why=exc)) from exc
+    return buffer.getvalue()
+
+
+def _package(recording: bytes, out: Path, what: str) -> Path:
+    """A copy of gptlib at `out` that pip installs: no lesson's checks.py, `recording` as its
+    recorded.pt, and the lessons' dependencies required (they are an extra in gptlib's own
+    pyproject.toml). ValueError when its checks cannot be imported from the recording alone."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copyfile(ROOT / name, out / name)
+    shutil.copyfile(ROOT / "README.md", out / "README.md")
+    (out / "pyproject.toml").write_text(
+        installable_pyproject((ROOT / "pyproject.toml").read_text())
+    )
     lessons = ROOT / "gptlib" / "lessons"
     shutil.copytree(
         ROOT / "gptlib",
@@ -189,15 +270,10 @@ def student_package(notebooks: list[Path], out: Path) -> Path:
                 and re.fullmatch(r"nb\d+", Path(folder).name)
                 and Path(folder).parent == lessons
             )
+            or (Path(folder) == ROOT / RECORDED.parent and n == RECORDED.name)
         ],
     )
-    names = ", ".join(nb.stem for nb in notebooks)
-    recording = out / "gptlib" / "lessons" / "engine" / "checks" / RECORDING.name
-    try:
-        torch.save(record(exercises_of(notebooks)), recording)
-    except (AttributeError, TypeError, pickle.PicklingError) as exc:  # a local function
-        shutil.rmtree(out)
-        raise ValueError(_NOT_RECORDABLE.format(names=names, why=exc)) from exc
+    (out / RECORDED).write_bytes(recording)
     loaded = subprocess.run(
         [sys.executable, "-c", "import gptlib.lessons.engine.checks"],
         capture_output=True, text=True, cwd=out, env={**os.environ, "PYTHONPATH": str(out)},
@@ -205,8 +281,23 @@ def student_package(notebooks: list[Path], out: Path) -> Path:
     if loaded.returncode != 0:
         shutil.rmtree(out)
         why = (loaded.stderr.strip().splitlines() or ["no message"])[-1]
-        raise ValueError(_NOT_RECORDABLE.format(names=names, why=why))
+        raise ValueError(_NOT_RECORDABLE.format(names=what, why=why))
     return out
+
+
+def installable_pyproject(text: str) -> str:
+    """gptlib's pyproject.toml for a graded release: the `lessons` extra's packages become
+    required, so that `pip install <release>/gptlib` alone gives a kernel that runs the
+    lessons (package data, `recorded.pt` included, is declared in gptlib's own file)."""
+    project = tomllib.loads(text)["project"]
+    required = list(dict.fromkeys([*project["dependencies"],
+                                   *project["optional-dependencies"]["lessons"]]))  # fmt: skip
+    block = re.compile(r"^dependencies = \[\n(?:.*\n)*?\]\n", re.M)
+    listed = "".join(f"    {json.dumps(dep)},\n" for dep in required)
+    edited, count = block.subn(lambda _: f"dependencies = [\n{listed}]\n", text, count=1)
+    if count != 1 or tomllib.loads(edited)["project"]["dependencies"] != required:
+        raise RuntimeError("pyproject.toml's dependencies list is not where the release edits it")
+    return edited
 
 
 _NOT_RECORDABLE = (
@@ -250,30 +341,73 @@ def find_submissions(paths: list[Path], student: str | None = None) -> list[tupl
     return found
 
 
+def default_jobs() -> int:
+    """The cores this process may run on: how many students `autograde` grades at once."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def grading_copy(course_dir: Path, assignments: list[str]) -> Path:
+    """Build (or keep, when up to date) `<course-dir>/grading/gptlib`, the copy of gptlib the
+    grader's kernels import, for the course's exercises in `assignments` and those it already
+    holds; return it (the folder to put on the kernels' PYTHONPATH).
+    Exercises a notebook registers itself (not gptlib's) are left to the notebook."""
+    package = course_dir / "grading" / "gptlib"
+    sources = [course_dir / "source" / a / f"{a}.ipynb" for a in assignments]
+    wanted = [n for n in exercises_of([s for s in sources if s.is_file()]) if _course_exercise(n)]
+    names = list(dict.fromkeys([*recorded_names(package), *wanted]))
+    return grading_package(names, package)
+
+
+def _course_exercise(name: str) -> bool:
+    """Whether exercise `name` is one of gptlib's own (registered by its lessons), rather than
+    one a notebook registers itself."""
+    exercise = REGISTRY.get(name)
+    make_inputs = getattr(exercise, "make_inputs", None)
+    return getattr(make_inputs, "__module__", "").startswith("gptlib.")
+
+
 def autograde(
-    submissions: list[tuple[str, Path]], course_dir: Path = COURSE_DIR, jobs: int = 1
+    submissions: list[tuple[str, Path]], course_dir: Path = COURSE_DIR, jobs: int | None = None
 ) -> list[Score]:
     """Autograde each (student, notebook) against its released assignment; return the scores,
-    in the order of `submissions`. `jobs` students are graded at once (each in a process of its
-    own; a student's notebooks one after the other), all into the one gradebook."""
+    in the order of `submissions`, of those graded. `jobs` students are graded at once (each in
+    a process of its own; a student's notebooks one after the other; default: one per core),
+    all into the one gradebook. A submission that is not a released notebook, or that nbgrader
+    cannot grade, is named on stderr and left out; ValueError when nothing can be graded.
+
+    The kernels import the grading copy of gptlib (`grading_copy`): the checks run on the
+    visible and on hidden inputs, from recorded results, and no reference is there to call or
+    to stand in for a wrong answer."""
     from nbgrader.api import Gradebook
 
+    if jobs is None:
+        jobs = default_jobs()
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive int (processes grading at once), got {jobs!r}")
     released = {p.name for p in (course_dir / "source").glob("*") if p.is_dir()}
-    for _, path in submissions:
-        if path.stem not in released:
-            raise ValueError(
-                f"{path.name} is not a released notebook (released: {sorted(released) or 'none'});"
-                " name submissions like the notebooks, and run `release` first"
-            )
+    gradable = [(student, path) for student, path in submissions if path.stem in released]
+    unreleased = [
+        f"{path}: {path.name} is not a released notebook (released: "
+        f"{', '.join(sorted(released)) or 'none'}); name submissions like the notebooks, and run "
+        "`release` first"
+        for _, path in submissions
+        if path.stem not in released
+    ]
+    if not gradable:
+        raise ValueError("nothing to grade: " + "; ".join(unreleased))
+    for reason in unreleased:
+        print(f"skipped {reason}", file=sys.stderr)
     by_student: dict[str, list[Path]] = {}
-    for student, path in submissions:
+    for student, path in gradable:
         target = course_dir / "submitted" / student / path.stem / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.resolve() != path.resolve():
             shutil.copyfile(path, target)
         by_student.setdefault(student, []).append(path)
+    grading = grading_copy(course_dir, sorted({path.stem for _, path in gradable}))
     api = _api(course_dir)
     with (
         _nbgrader_environment(),
@@ -281,34 +415,48 @@ def autograde(
     ):
         for student in by_student:  # before the processes start: none of them adds a student
             gradebook.update_or_create_student(student)
-    work = [(course_dir, student, paths) for student, paths in by_student.items()]
+    work = [(course_dir, student, paths, grading) for student, paths in by_student.items()]
     if jobs == 1 or len(work) == 1:
         graded = [_autograde_student(*item) for item in work]
     else:
         with (
-            _nbgrader_environment(),
-            ProcessPoolExecutor(jobs) as pool,
+            _nbgrader_environment(grading),
+            ProcessPoolExecutor(min(jobs, len(work))) as pool,
         ):
             graded = list(pool.map(_autograde_student, *zip(*work, strict=True)))
-    scores = {(s.student, s.notebook): s for student_scores in graded for s in student_scores}
-    return [scores[student, path.stem] for student, path in submissions]
+    scores = {}
+    for student_scores, problems in graded:
+        scores |= {(s.student, s.notebook): s for s in student_scores}
+        for path, why in problems:
+            print(f"skipped {path}: {why}", file=sys.stderr)
+    return [scores[key] for student, path in gradable if (key := (student, path.stem)) in scores]
 
 
-def _autograde_student(course_dir: Path, student: str, paths: list[Path]) -> list[Score]:
-    """Autograde one student's notebooks, one after the other (one process of `autograde`)."""
+def _autograde_student(
+    course_dir: Path, student: str, paths: list[Path], grading: Path
+) -> tuple[list[Score], list[tuple[Path, str]]]:
+    """Autograde one student's notebooks, one after the other (one process of `autograde`), in
+    kernels that import the grading copy of gptlib under `grading`. Returns the scores, and
+    each notebook nbgrader could not grade with why."""
     from nbgrader.api import Gradebook
 
     api = _api(course_dir)
-    scores = []
-    with _nbgrader_environment():
+    scores, problems = [], []
+    with _nbgrader_environment(grading):
         for path in paths:
-            _run(api.autograde(path.stem, student, force=True, create=True), f"autograde {path}")
+            try:
+                _run(
+                    api.autograde(path.stem, student, force=True, create=True), f"autograde {path}"
+                )
+            except RuntimeError as error:
+                problems.append((path, str(error)))
+                continue
             with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
                 graded = gradebook.find_submission_notebook(path.stem, path.stem, student)
                 score, max_score = graded.score, graded.max_score
             autograded = course_dir / "autograded" / student / path.stem / path.name
             scores.append(Score(student, path.stem, score, max_score, failed_checks(autograded)))
-    return scores
+    return scores, problems
 
 
 _CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([^"']+)["']""")
@@ -653,8 +801,8 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs",
         "-j",
         type=int,
-        default=1,
-        help="students graded at once, each in its own process (default 1; at most the cores)",
+        default=None,
+        help="students graded at once, each in its own process (default: one per core)",
     )
     report_cmd = commands.add_parser(
         "report", parents=[common], help="per assignment: scores and misconceptions (CSV, figure)"
