@@ -118,10 +118,109 @@ def value_difference(got: Any, expected: Any) -> str:
     )
 
 
+def _indices(chosen: torch.Tensor) -> str:
+    found = [int(i) for i in torch.nonzero(chosen).flatten()]
+    shown = ", ".join(str(i) for i in found[:6])
+    return shown + (f" and {len(found) - 6} more" if len(found) > 6 else "")
+
+
+def _slices(dim: int, ndim: int, chosen: torch.Tensor) -> str:
+    """Words for the slices `chosen` of dimension `dim`, after 'every entry' or 'all': of rows
+    and columns of a matrix (of every matrix, for a batch of them), else at indices of a
+    dimension counted from 0."""
+    several = int(chosen.sum()) > 1
+    which = _indices(chosen)
+    if ndim >= 2 and dim >= ndim - 2:
+        kind = ("row", "rows") if dim == ndim - 2 else ("column", "columns")
+        return f"of {kind[several]} {which}" + (" of every matrix" if ndim > 2 else "")
+    if ndim == 1:
+        return f"at {'positions' if several else 'position'} {which}"
+    return f"at {'indices' if several else 'index'} {which} of dimension {dim} (counting from 0)"
+
+
+def _where_they_differ(wrong: torch.Tensor, counted: bool = True) -> str | None:
+    """Which entries differ: whole rows, columns or slices of another dimension, or (unless
+    `counted` is False, for a difference whose count is told already) how many and where."""
+    total, count = wrong.numel(), int(wrong.sum())
+    if count == 0:
+        return None
+    if count == 1 and counted:
+        return f"only that entry differs; the other {total - 1} match"
+    ndim = wrong.dim()
+    confined = None  # the dimension whose fewest slices hold every differing entry
+    for dim in reversed(range(ndim)):
+        others = [d for d in range(ndim) if d != dim]
+        touched = wrong.any(dim=others) if others else wrong
+        if bool(touched.all()):
+            continue
+        shape = [1] * ndim
+        shape[dim] = -1
+        if bool(torch.equal(wrong, touched.view(shape).expand_as(wrong))):
+            return f"every entry {_slices(dim, ndim, touched)} differs, and every other matches"
+        share = float(touched.double().mean())
+        if confined is None or share < confined[0]:
+            confined = (share, dim, touched)
+    if not counted:
+        return None
+    if count == total:
+        return "every entry differs, and not by one constant factor or shift"
+    text = f"{count} of {total} entries differ"
+    if confined is not None:
+        text += ", all " + _slices(confined[1], ndim, confined[2]).replace("of ", "in ", 1)
+    return text
+
+
+def difference_pattern(got: Any, expected: Any, atol: float, rtol: float) -> str | None:
+    """The pattern of a difference between two tensors of the same shape, in words, or None:
+    yours is the reference transposed, with its sign flipped, times a constant, plus a
+    constant, or zero; else which entries differ (whole rows, whole columns, how many)."""
+    g, e = as_tensor(got), as_tensor(expected)
+    if g is None or e is None or g.shape != e.shape or g.numel() < 2:
+        return None
+    if g.dtype == torch.bool or e.dtype == torch.bool:
+        return _where_they_differ(g != e, counted=False)
+    g, e = g.double(), e.double()
+    if not (torch.isfinite(g).all() and torch.isfinite(e).all()):
+        return None
+    atol, rtol = 10 * max(atol, 1e-7), 10 * max(rtol, 1e-6)
+
+    def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+        return bool(torch.allclose(a, b, atol=atol, rtol=rtol))
+
+    if g.dim() >= 2 and g.shape[-1] == g.shape[-2] and same(g, e.transpose(-2, -1)):
+        return (
+            "yours equals the reference transposed (its last two dimensions swapped): "
+            "rows and columns are exchanged"
+        )
+    if same(g, torch.zeros_like(g)):
+        return "yours is 0 at every entry"
+    if same(g, -e):
+        return "yours is the reference with its sign flipped at every entry"
+    norm = float((e * e).sum())
+    if norm > 0:
+        factor = float((g * e).sum()) / norm
+        if same(g, factor * e):
+            return (
+                f"yours is {_number(factor)} × the reference at every entry: a constant factor "
+                "apart"
+            )
+    shift = float((g - e).mean())
+    if same(g, e + shift):
+        return f"yours is the reference plus {_number(shift)} at every entry: a constant shift"
+    return _where_they_differ(~torch.isclose(g, e, atol=atol / 10, rtol=rtol / 10))
+
+
+def _told(got: Any, expected: Any, atol: float, rtol: float) -> str:
+    text = value_difference(got, expected)
+    pattern = difference_pattern(got, expected, atol, rtol)
+    return f"{text}; {pattern}" if pattern else text
+
+
 def difference(got: Any, expected: Any, atol: float, rtol: float, names: Sequence[str] = ()) -> str:
-    """What differs between an answer and the reference, naming the first item that differs."""
+    """What differs between an answer and the reference, naming the first item that differs,
+    where and by how much, and in which pattern (`difference_pattern`)."""
     if isinstance(expected, tuple | list) and isinstance(got, tuple | list):
         for i, (g, e) in enumerate(zip(got, expected, strict=False)):
             if not outputs_match(g, e, atol, rtol):
-                return f"{_item(i, names)} differs from the reference: {value_difference(g, e)}"
-    return f"the result differs from the reference: {value_difference(got, expected)}"
+                return f"{_item(i, names)} differs from the reference: {_told(g, e, atol, rtol)}"
+    return f"the result differs from the reference: {_told(got, expected, atol, rtol)}"

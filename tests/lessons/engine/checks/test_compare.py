@@ -3,7 +3,12 @@
 import numpy as np
 import torch
 
-from gptlib.lessons.engine.checks.compare import difference, outputs_match, shape_problem
+from gptlib.lessons.engine.checks.compare import (
+    difference,
+    difference_pattern,
+    outputs_match,
+    shape_problem,
+)
 
 
 def test_outputs_match_handles_numbers_tuples_dtypes_and_layouts():
@@ -30,7 +35,7 @@ def test_a_tuple_names_the_item_that_differs_where_and_by_how_much():
     )
     assert message == (
         "item 1 (the weights) differs from the reference: largest difference 0.25 at index "
-        "[0, 2] (yours 0.5, the reference's 0.25)"
+        "[0, 2] (yours 0.5, the reference's 0.25); only that entry differs; the other 5 match"
     )
     assert difference([output + 1, weights], (output, weights), 1e-5, 1e-4).startswith(
         "item 0 differs from the reference: largest difference 1 at index [0, 0]"
@@ -76,3 +81,68 @@ def test_an_item_the_reference_leaves_none_must_be_none():
         "item 1 (loss): it should return None, but returned a tensor of shape []"
     )
     assert shape_problem(None, logits) == "it returned None: did you forget the `return` statement?"
+
+
+# --- the pattern of a difference, for an answer no catalogued mistake explains --------------
+
+_E = torch.arange(1.0, 17.0).view(4, 4) ** 1.5  # no symmetry: its transpose differs
+
+
+def _with(change, base=_E):
+    got = base.clone()
+    change(got)
+    return got
+
+
+PATTERNS = {
+    "transpose": (_E.T, "yours equals the reference transposed"),
+    "sign": (-_E, "yours is the reference with its sign flipped at every entry"),
+    "scale": (0.5 * _E, "yours is 0.5 × the reference at every entry: a constant factor apart"),
+    "shift": (_E + 3, "yours is the reference plus 3 at every entry: a constant shift"),
+    "zero": (torch.zeros(4, 4), "yours is 0 at every entry"),
+    "row": (_with(lambda t: t[2].add_(1)), "every entry of row 2 differs, and every other matches"),
+    "two columns": (
+        _with(lambda t: t.index_fill_(1, torch.tensor([0, 3]), 0.0)),
+        "every entry of columns 0, 3 differs, and every other matches",
+    ),
+    "one entry": (_with(lambda t: t[1, 2].add_(1)), "only that entry differs; the other 15 match"),
+    "part of a row": (_with(lambda t: t[1, :2].add_(1)), "2 of 16 entries differ, all in row 1"),
+    "diagonal": (_with(lambda t: t.diagonal().add_(1)), "4 of 16 entries differ"),
+    "everywhere": (_E + torch.arange(1.0, 17.0).view(4, 4), "every entry differs, and not by one"),
+}
+
+
+def test_the_pattern_of_a_difference_is_told_in_words():
+    for case, (got, told) in PATTERNS.items():
+        pattern = difference_pattern(got, _E, 1e-5, 1e-4)
+        assert pattern is not None and pattern.startswith(told), (case, pattern)
+
+
+def test_a_batch_of_matrices_and_other_dimensions_are_named():
+    x = torch.randn(2, 3, 5, generator=torch.Generator().manual_seed(0))
+    row = x.clone()
+    row[:, 1] = 0
+    assert difference_pattern(row, x, 1e-5, 1e-4) == (
+        "every entry of row 1 of every matrix differs, and every other matches"
+    )
+    batch = x.clone()
+    batch[1] += 1 + torch.rand(3, 5)
+    assert difference_pattern(batch, x, 1e-5, 1e-4) == (
+        "every entry at index 1 of dimension 0 (counting from 0) differs, and every other matches"
+    )
+    vector = torch.arange(1.0, 7.0)
+    assert difference_pattern(vector.flip(0), vector, 1e-5, 1e-4) == (
+        "every entry differs, and not by one constant factor or shift"
+    )
+
+
+def test_no_pattern_for_numbers_other_shapes_or_non_finite_values():
+    assert difference_pattern(torch.tensor(2.0), torch.tensor(1.0), 1e-5, 1e-4) is None
+    assert difference_pattern(torch.ones(2, 3), torch.ones(3, 2), 1e-5, 1e-4) is None
+    assert difference_pattern(torch.tensor([1.0, float("inf")]), torch.ones(2), 1e-5, 1e-4) is None
+
+
+def test_the_pattern_follows_the_largest_difference_in_the_message():
+    message = difference((torch.ones(2), 2 * _E), (torch.ones(2), _E), 1e-5, 1e-4, ("a", "b"))
+    assert message.startswith("item 1 (b) differs from the reference: largest difference")
+    assert message.endswith("; yours is 2 × the reference at every entry: a constant factor apart")

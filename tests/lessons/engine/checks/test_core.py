@@ -1,5 +1,7 @@
 """The check engine on a tiny exercise of its own: what passes, what fails, with which message."""
 
+import re
+
 import pytest
 import torch
 
@@ -124,6 +126,18 @@ def test_a_crash_no_mistake_explains_escalates_like_a_wrong_value():
 def test_wrong_values_with_right_properties_report_the_difference():
     with pytest.raises(CheckError, match=r"largest difference .* at index \[\d, \d\]"):
         verify(EXERCISE.name, lambda x: torch.softmax(2 * x, dim=-1))
+
+
+def test_an_unknown_wrong_value_tells_the_pattern_of_its_difference_before_the_hint():
+    def one_row_reversed(x):
+        out = torch.softmax(x, dim=-1)
+        out[2] = out[2].flip(0)  # still a distribution: only the values tell
+        return out
+
+    with pytest.raises(CheckError) as info:
+        verify(EXERCISE.name, one_row_reversed)
+    assert info.value.mistake is None
+    assert re.search(r"; \d of 20 entries differ, all in row 2\. Hint 1 of 2: ", info.value.detail)
 
 
 def test_structural_problems_are_explained():
