@@ -39,6 +39,9 @@ STUB_ADVICE = (
 )
 # Marks the reference that stands in for a student's unfinished answer (see `in_notebook`).
 STAND_IN_MARK = "__gptlib_stand_in_for__"
+# What the answer it replaced did, when that was a written answer that did not pass: the name
+# of the catalogued mistake it made ("" for none); absent for a stub.
+STAND_IN_AFTER = "__gptlib_stand_in_after__"
 SWITCHED_OFF = (
     "show_solution is switched off for this assignment: it is graded, and this copy of gptlib "
     "holds no reference solutions (your instructor has them)."
@@ -299,12 +302,9 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
     exercise = exercise_named(name)
     if not callable(student_fn):
         raise CheckError(name, f"expected your function, got {describe(student_fn)}")
-    if getattr(student_fn, "__dict__", {}).get(STAND_IN_MARK):
-        raise NotImplementedYet(
-            name,
-            f"`{student_fn.__name__}` is still the reference that stood in for your answer. "
-            "Run the cell that defines yours, then run this check again.",
-        )
+    marks = getattr(student_fn, "__dict__", {})
+    if marks.get(STAND_IN_MARK):
+        _stand_in_checked(name, student_fn.__name__, marks.get(STAND_IN_AFTER))
     cases = exercise.inputs()
     answer = exercise.as_function(student_fn)
     watch = exercise.watch(student_fn)
@@ -344,6 +344,26 @@ def verify(name: str, student_fn: Callable[..., Any]) -> int:
                 difference(got, expected, exercise.atol, exercise.rtol, exercise.returns),
             )
     return len(cases)
+
+
+def _stand_in_checked(name: str, answer_name: str, after: str | None) -> None:
+    """The check of the reference standing in for a student's answer, re-run without the
+    student's cell: a stub is still not implemented; a written answer did not pass, and what it
+    was reported with (its catalogued mistake, for the class report) still holds."""
+    if after is None:
+        raise NotImplementedYet(
+            name,
+            f"`{answer_name}` is still the reference that stood in for your answer. "
+            "Run the cell that defines yours, then run this check again.",
+        )
+    raise CheckError(
+        name,
+        f"your `{answer_name}` did not pass this check, so the reference has stood in for it "
+        "since, and this check ran the reference, not yours. Your answer is still in its own "
+        "cell: change it there as the earlier message said, run that cell, then run this check "
+        "again.",
+        after or None,
+    )
 
 
 def _refuse_if_delegated(name: str, watch: Watch, student_fn: Any) -> None:

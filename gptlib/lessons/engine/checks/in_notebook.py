@@ -25,9 +25,11 @@ from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from gptlib.lessons.engine.checks.core import (
+    STAND_IN_AFTER,
     STAND_IN_MARK,
     CheckError,
     Exercise,
+    NotImplementedYet,
     exercise_named,
     solution_source,
     verify,
@@ -74,7 +76,7 @@ def check(
     sys.stdout.flush()
     sys.stderr.write(not_yet_text(error))
     sys.stderr.flush()
-    names = _stand_in(exercise, student_fn, namespace)
+    names = _stand_in(exercise, student_fn, namespace, error)
     _show_notice(exercise.name, names, outcome_of(error), graded=not exercise.has_solution)
 
 
@@ -85,17 +87,24 @@ def show_solution(name: str) -> None:
     print(solution_source(name))
 
 
-def make_stand_in(exercise: Exercise, name: str) -> Callable[..., Any]:
+def make_stand_in(
+    exercise: Exercise, name: str, replaced: CheckError | None = None
+) -> Callable[..., Any]:
     """The exercise's reference (or `stand_in`) under the student's `name`, marked as a stand-in
-    so that checking it again says the student's own answer is still missing. A class becomes a
-    subclass, so that the student's name can be instantiated and subclassed like the original."""
+    so that checking it again says what became of the student's answer: still missing after a
+    stub (or when `replaced`, the failed check's error, is not given), or written but not
+    passed, with the catalogued mistake it was reported with. A class becomes a subclass, so
+    that the student's name can be instantiated and subclassed like the original."""
     answer = exercise.stand_in if exercise.stand_in is not None else exercise.reference
     doc = (
         f"The reference answer of exercise {exercise.name!r}, standing in for your `{name}` "
         "until its check passes."
     )
+    marks: dict[str, Any] = {STAND_IN_MARK: exercise.name}
+    if replaced is not None and not isinstance(replaced, NotImplementedYet):
+        marks[STAND_IN_AFTER] = replaced.mistake or ""
     if isinstance(answer, type):
-        body = {"__doc__": doc, "__module__": answer.__module__, STAND_IN_MARK: exercise.name}
+        body = {"__doc__": doc, "__module__": answer.__module__, **marks}
         return type(answer)(name, (answer,), body)
 
     @functools.wraps(answer)
@@ -104,12 +113,16 @@ def make_stand_in(exercise: Exercise, name: str) -> Callable[..., Any]:
 
     stand_in.__name__ = stand_in.__qualname__ = name
     stand_in.__doc__ = doc
-    setattr(stand_in, STAND_IN_MARK, exercise.name)
+    for key, value in marks.items():
+        setattr(stand_in, key, value)
     return stand_in
 
 
 def _stand_in(
-    exercise: Exercise, student_fn: Any, namespace: MutableMapping[str, Any]
+    exercise: Exercise,
+    student_fn: Any,
+    namespace: MutableMapping[str, Any],
+    replaced: CheckError | None = None,
 ) -> list[str]:
     """Rebind every name bound to `student_fn` to a stand-in; return those names (none in a
     graded release, which has no reference to stand in)."""
@@ -122,7 +135,7 @@ def _stand_in(
     )
     names = [key for key in names if not _IPYTHON_HISTORY.match(key)]
     if names:
-        replacement = make_stand_in(exercise, names[0])
+        replacement = make_stand_in(exercise, names[0], replaced)
         for key in names:
             namespace[key] = replacement
     return names

@@ -21,7 +21,13 @@ from gptlib.lessons.engine.checks import (
     read_outcome,
     verify,
 )
-from gptlib.lessons.engine.checks.outcomes import MISTAKE, NOT_IMPLEMENTED, OUTCOME_KEY, PASSED
+from gptlib.lessons.engine.checks.outcomes import (
+    MISTAKE,
+    NOT_IMPLEMENTED,
+    OUTCOME_KEY,
+    PASSED,
+    UNEXPLAINED,
+)
 
 
 def _double(x: torch.Tensor) -> torch.Tensor:
@@ -114,7 +120,7 @@ def test_in_a_kernel_the_notice_carries_the_mistakes_name_for_the_report(monkeyp
     assert metadata[OUTCOME_KEY]["mistake"] == "tripled"
 
 
-def test_checking_the_stand_in_again_asks_for_the_students_own_answer(capfd):
+def test_checking_the_stand_in_of_a_stub_again_asks_for_the_students_own_answer(capfd):
     namespace = {"double": _stub}
     check(FUNCTION.name, _stub, namespace=namespace)
     capfd.readouterr()
@@ -126,6 +132,41 @@ def test_checking_the_stand_in_again_asks_for_the_students_own_answer(capfd):
     with pytest.raises(CheckError) as info:
         verify(FUNCTION.name, FUNCTION.reference)
     assert info.value.mistake == "delegated"
+
+
+def _tripled(x):
+    return 3 * x
+
+
+def _squared(x):
+    return x * x
+
+
+@pytest.mark.parametrize(("answer", "mistake"), [(_tripled, "tripled"), (_squared, None)])
+def test_checking_the_stand_in_of_a_written_answer_says_it_did_not_pass(
+    answer, mistake, capfd, monkeypatch
+):
+    """A student re-runs the check cell, not their own: their answer exists but did not pass,
+    so the check says so (not 'not implemented'), and the class report keeps what it made."""
+    shown = []
+    monkeypatch.setattr(in_notebook, "_in_kernel", lambda: True)
+    monkeypatch.setattr(
+        "IPython.display.display", lambda data, metadata=None, raw=False: shown.append(metadata)
+    )
+    namespace = {"double": answer}
+    check(FUNCTION.name, answer, namespace=namespace)
+    capfd.readouterr()
+    for _ in range(2):  # and again: the stand-in of the stand-in remembers the same
+        check(FUNCTION.name, namespace["double"], namespace=namespace)
+        err = capfd.readouterr().err
+        assert err.startswith(f"✘ {FUNCTION.name}: not right yet\n")
+        assert "not implemented" not in err
+        assert "your `double` did not pass this check, so the reference has stood in" in err
+        assert read_outcome(err).status != NOT_IMPLEMENTED
+        outcome = shown[-1][OUTCOME_KEY]
+        assert (outcome["status"], outcome["mistake"]) == (
+            (MISTAKE, mistake) if mistake else (UNEXPLAINED, None)
+        )
 
 
 def test_by_default_the_callers_globals_are_the_notebook(capfd):
