@@ -4,7 +4,7 @@ report the class's misconceptions, and write each student's feedback.
     python scripts/classroom.py release                      # every notebook that has exercises
     python scripts/classroom.py release notebooks/02_*.ipynb
     python scripts/classroom.py release --graded notebooks/02_*.ipynb   # and a gptlib for students
-    python scripts/classroom.py autograde SUBMISSION [SUBMISSION ...] [--jobs N]
+    python scripts/classroom.py autograde SUBMISSION [SUBMISSION ...] [--jobs N]  # N: cores
     python scripts/classroom.py report [ASSIGNMENT ...]      # default: every graded assignment
     python scripts/classroom.py feedback [ASSIGNMENT ...]
     python scripts/classroom.py autograde --course-dir DIR ... # another course directory
@@ -18,21 +18,26 @@ replaced by `raise NotImplementedError()` and every output cleared, lands in
 `release/<name>/<name>.ipynb`.
 
 `release --graded` also builds `release/gptlib`, the copy of gptlib the students install for a
-graded assignment: the modules holding the exercises' references and catalogued mistakes
+graded assignment (`pip install <course-dir>/release/gptlib`; its pyproject.toml requires the
+lessons' packages): the modules holding the exercises' references and catalogued mistakes
 (`gptlib/lessons/nbNN/checks.py`) are left out, and the results they give on each check's fixed
-inputs are recorded instead (`gptlib.lessons.engine.checks.recorded`); what the checks need
-besides (the inputs' objects, the adapters, the properties) ships in each lesson's `harness.py`.
-A student's check still passes a right answer and names a catalogued mistake, but no reference
-can be printed (`show_solution` says it is switched off) and no reference stands in for an
-unfinished answer. Every lesson with exercises can be released so. Grading uses the full checks.
+inputs are recorded instead (`gptlib.lessons.engine.checks.recorded`; no mistake's fix); what
+the checks need besides (the inputs' objects, the adapters, the properties) ships in each
+lesson's `harness.py`. A student's check still passes a right answer and names a catalogued
+mistake, but no reference can be printed (`show_solution` says it is switched off) and no
+reference stands in for an unfinished answer. Every lesson with exercises can be released so,
+and each graded release keeps the exercises of those released graded before.
 
 `autograde` takes a student's folder of notebooks (the student id is the folder name, or
 `--student`), a single notebook, or a folder of such student folders. It copies each notebook
 to `submitted/<student>/<name>/`, runs nbgrader's autograde (the check cells are restored from
 the gradebook first, so edited checks do not count) and prints each notebook's score with the
-message of every check that did not pass. Grades are kept in `<course-dir>/gradebook.db`.
-`--jobs N` grades N students at once, each in a process of its own (a notebook's kernel mostly
-keeps one core busy, so N up to the number of cores pays).
+message of every check that did not pass. Grades are kept in `<course-dir>/gradebook.db`. The
+kernels import `grading/gptlib`, a copy of gptlib built like a graded release for the graded
+assignments' exercises, with hidden inputs beside the visible ones, and first on their
+PYTHONPATH: no reference to call or to stand in. A submission that is not named like a released
+notebook, or that nbgrader cannot grade, is named on stderr and skipped. One student per core
+is graded at once by default, each in a process of its own; `--jobs N` sets how many.
 
 `report` reads the gradebook and the autograded notebooks, whose check cells say what each
 answer was (passed, not implemented, a catalogued misconception by name, or wrong otherwise),
@@ -448,8 +453,9 @@ def _autograde_student(
                 _run(
                     api.autograde(path.stem, student, force=True, create=True), f"autograde {path}"
                 )
-            except RuntimeError as error:
-                problems.append((path, str(error)))
+            except RuntimeError as error:  # the rest of the class is still graded
+                said = [line.strip() for line in str(error).splitlines() if line.strip()]
+                problems.append((path, f"nbgrader could not grade it ({said[-1]})"))
                 continue
             with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
                 graded = gradebook.find_submission_notebook(path.stem, path.stem, student)

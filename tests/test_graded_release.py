@@ -421,11 +421,22 @@ print("outcomes", json.dumps(outcomes))
 """
 
 
+def documented_commands() -> tuple[str, str]:
+    """docs/classroom.md's graded release: the notebooks it releases and what pip installs."""
+    doc = (ROOT / "docs" / "classroom.md").read_text()
+    release = re.search(r"^python scripts/classroom.py release --graded (\S+)$", doc, re.M)
+    install = re.search(r"^pip install (\S+) +# in the students' environment", doc, re.M)
+    assert release and install, "docs/classroom.md no longer shows the graded release's commands"
+    return release.group(1), install.group(1)
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """Lessons 02 and then 09 released graded through the command line, and the release
-    installed as docs/classroom.md says, into a fresh environment: `pip install
-    classroom/release/gptlib` (after torch, whose CPU build these machines hold)."""
+    """Lesson 02 (as docs/classroom.md releases it) and then 09 released graded through the
+    command line, and the release installed as docs/classroom.md says into a fresh environment,
+    `pip install classroom/release/gptlib` (after torch, whose CPU build these machines hold)."""
+    notebooks, package = documented_commands()
+    assert sorted(ROOT.glob(notebooks)) == [LESSONS[INSTALLED_LESSONS[0]]]
     root = tmp_path_factory.mktemp("instructor")
     started = time.perf_counter()
     for lesson in INSTALLED_LESSONS:
@@ -437,7 +448,7 @@ def installed(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     _pip(python, "torch==2.13.0", cwd=root)
-    _pip(python, "classroom/release/gptlib", cwd=root)
+    _pip(python, package, cwd=root)
     took = time.perf_counter() - released
     print(f"released in {released - started:.0f} s, installed in {took:.0f} s")
     return python, root
