@@ -273,28 +273,28 @@ class GPT(nn.Module):
     def generate(self, idx: torch.Tensor, n_new: int, *, temperature: float = 1.0,
                  top_k: int | None = None, generator: torch.Generator | None = None,
                  use_cache: bool = True) -> torch.Tensor:  # fmt: skip
-        """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebooks 07, 08);
-        temperature=0 is greedy, top_k keeps the k likeliest. A full window (max_len) slides to
-        keep its last max_len // 2 tokens, at positions from 0 again (the chapter's loop slides
-        by one and may write other text from then on). `use_cache` gives the same tokens faster:
-        only the new token goes through the blocks, each layer keeping its keys and values."""
+        """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebooks 07, 08), reading
+        the last max_len tokens at most, as the chapter's loop does; temperature=0 is greedy,
+        top_k keeps the k likeliest. `use_cache` gives the same tokens faster while the whole
+        text fits in max_len: only the new token goes through the blocks, each layer keeping its
+        keys and values. Past max_len the window moves and every token in it gets a new position,
+        so the cache no longer holds: each new token costs a full pass over max_len tokens."""
         c = self.config
         check_token_ids(idx, c.vocab_size, read_values=True)
         check_sampling(temperature, top_k)
         check_positive_int("n_new", n_new, minimum=0)
         sampling = dict(temperature=temperature, top_k=top_k, generator=generator)
         tokens, caches, was_training = idx.long(), None, self.training
-        start = max(0, idx.shape[1] - c.max_len)  # the window is tokens[:, start:]
         self.eval()
         try:
             for _ in range(n_new):
-                if tokens.shape[1] - start > c.max_len:  # full: slide, refill the caches
-                    start, caches = tokens.shape[1] - max(1, c.max_len // 2), None
-                if caches is None:  # the prompt, a slid window, or every step without a cache
-                    caches = self.new_caches(idx.shape[0]) if use_cache else None
-                    h = self.hidden_states(tokens[:, start:], caches=caches)
-                else:  # only the newest token; the earlier ones are in the caches
-                    h = self.hidden_states(tokens[:, -1:], start=caches[0].filled, caches=caches)
+                if use_cache and tokens.shape[1] <= c.max_len:  # it all fits: the cache is exact
+                    if caches is None:  # the prompt goes through first, filling the caches
+                        caches = self.new_caches(idx.shape[0])
+                    seen = caches[0].filled  # then only the newest token
+                    h = self.hidden_states(tokens[:, seen:], start=seen, caches=caches)
+                else:  # the chapter's crop: the last max_len tokens, all through the blocks
+                    h = self.hidden_states(tokens[:, -c.max_len :])
                 next_id = sample_next(self.lm_head(h[:, -1]), **sampling)  # [B, V] → [B, 1]
                 tokens = torch.cat([tokens, next_id], dim=1)
         finally:

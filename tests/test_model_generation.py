@@ -1,7 +1,7 @@
-"""Generation with the KV cache against an independent recomputation with the same window rule.
+"""Generation, with and without the KV cache, against the chapter's loop written out.
 
-The rule (GPT.generate's docstring): the model reads at most max_len tokens; when the window is
-full it slides forward to keep the last max_len // 2 tokens, so positions restart at 0.
+The rule (GPT.generate's docstring, the chapter's and nanoGPT's `generate`): each new token is
+predicted from the last max_len tokens at most, at positions 0 to max_len - 1.
 """
 
 import pytest
@@ -25,27 +25,56 @@ def peaked_model(max_len: int, variant: Variant | None = None) -> GPT:
     return model.eval()
 
 
-def windowed_reference(model: GPT, idx: torch.Tensor, n_new: int) -> torch.Tensor:
-    """Greedy decoding written from the rule, calling only model.forward on full windows."""
+def chapter_loop(model: GPT, idx: torch.Tensor, n_new: int, temperature: float = 0.0,
+                 top_k: int | None = None,
+                 generator: torch.Generator | None = None) -> torch.Tensor:  # fmt: skip
+    """The chapter's generate (notebook 07's exercise), calling only model.forward: crop to the
+    last max_len tokens, divide the last logits by the temperature, keep the top k, sample; the
+    arg-max at temperature 0."""
     max_len = model.config.max_len
-    start = max(0, idx.shape[1] - max_len)
     with torch.no_grad():
         for _ in range(n_new):
-            if idx.shape[1] - start > max_len:
-                start = idx.shape[1] - max(1, max_len // 2)
-            logits, _ = model(idx[:, start:])
-            idx = torch.cat([idx, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+            logits, _ = model(idx[:, -max_len:])
+            if temperature == 0:
+                next_id = logits[:, -1].argmax(-1, keepdim=True)
+            else:
+                logits = logits[:, -1] / temperature
+                if top_k is not None:
+                    kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]
+                    logits = logits.masked_fill(logits < kth, float("-inf"))
+                probs = torch.softmax(logits, dim=-1)
+                next_id = torch.multinomial(probs, 1, generator=generator)
+            idx = torch.cat([idx, next_id], dim=1)
     return idx
 
 
 @pytest.mark.parametrize("max_len", [1, 2, 7, 16])
+@pytest.mark.parametrize("prompt_len", ["shorter", "longer"])
+@pytest.mark.parametrize("sampling", [{"temperature": 0}, {"temperature": 0.8, "top_k": 5}])
 @pytest.mark.parametrize("use_cache", [True, False])
-def test_greedy_generation_equals_the_reference_far_past_max_len(max_len, use_cache):
+def test_generate_equals_the_chapters_loop_far_past_max_len(max_len, prompt_len, sampling,
+                                                            use_cache):  # fmt: skip
     model = peaked_model(max_len)
-    prompt = torch.randint(23, (3, 4))
-    n_new = 3 * max_len + 5
-    out = model.generate(prompt, n_new, temperature=0, use_cache=use_cache)
-    assert torch.equal(out, windowed_reference(model, prompt, n_new))
+    T = max(1, max_len - 3) if prompt_len == "shorter" else max_len + 5
+    prompt = torch.randint(23, (3, T), generator=torch.Generator().manual_seed(max_len))
+    n_new = 3 * max_len
+    out = model.generate(
+        prompt, n_new, use_cache=use_cache, generator=torch.Generator().manual_seed(7), **sampling
+    )
+    reference = chapter_loop(
+        model, prompt, n_new, generator=torch.Generator().manual_seed(7), **sampling
+    )
+    assert torch.equal(out, reference)
+
+
+def test_a_full_window_is_cropped_by_one_token_per_step_not_slid_back():
+    """A 2-token prompt and 20 new tokens at max_len 8: where the window slid back to the last 4
+    tokens, greedy decoding wrote other tokens than the chapter's loop from new token 7 on."""
+    model = peaked_model(8)
+    prompt = torch.randint(23, (1, 2), generator=torch.Generator().manual_seed(0))
+    for use_cache in (True, False):
+        out = model.generate(prompt, 20, temperature=0, use_cache=use_cache)
+        assert torch.equal(out, chapter_loop(model, prompt, 20))
 
 
 @pytest.mark.parametrize("attention", ["fused", "written-out"])
@@ -58,7 +87,7 @@ def test_cache_and_recomputation_agree_for_every_attention_path_and_position_kin
     cached = model.generate(prompt, 30, temperature=0)
     recomputed = model.generate(prompt, 30, temperature=0, use_cache=False)
     assert torch.equal(cached, recomputed)
-    assert torch.equal(cached, windowed_reference(model, prompt, 30))
+    assert torch.equal(cached, chapter_loop(model, prompt, 30))
 
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
@@ -67,7 +96,7 @@ def test_cache_and_recomputation_agree_for_both_norm_placements(norm):
     prompt = torch.randint(23, (2, 3))
     cached = model.generate(prompt, 25, temperature=0)
     assert torch.equal(cached, model.generate(prompt, 25, temperature=0, use_cache=False))
-    assert torch.equal(cached, windowed_reference(model, prompt, 25))
+    assert torch.equal(cached, chapter_loop(model, prompt, 25))
 
 
 @pytest.mark.parametrize("norm", ["pre", "post"])

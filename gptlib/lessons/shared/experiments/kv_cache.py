@@ -169,6 +169,6 @@ def cached_logit_gap(model: GPT, idx: torch.Tensor, prompt_len: int) -> float:
 
 def window_passes(model: GPT, decode: Callable[[], torch.Tensor]) -> list[int]:
     """Run `decode()`; return, for each forward call of the first layer's `qkv` that took more
-    than one position (the prompt, or a window re-read after a slide), the number of calls
-    before it: with the cache, the index of the new token it produced."""
+    than one position (the prompt, or, once the text outgrows max_len, each cropped window),
+    the number of calls before it: with the cache, the index of the new token it produced."""
     return [i for i, n in enumerate(_qkv_calls(model, decode)[1]) if n > 1]

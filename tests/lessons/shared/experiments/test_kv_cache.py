@@ -65,12 +65,12 @@ def test_sampled_generation_compares_the_two_paths_with_generators_seeded_alike(
     assert not torch.equal(again, model.generate(torch.tensor([[1, 2, 3]]), 30, temperature=0))
 
 
-def test_cached_logits_agree_with_one_pass_to_rounding_and_slides_are_found():
+def test_cached_logits_agree_with_one_pass_to_rounding_and_full_windows_are_found():
     model = _model(max_len=24)
     idx = torch.randint(9, (2, 20), generator=torch.Generator().manual_seed(0))
     assert 0 <= cached_logit_gap(model, idx, prompt_len=5) < 1e-3
-    # a 16-position model: the prompt fills 4, the window is full after 12 more tokens, slides
-    # back to the last 8, and is full again 9 tokens later
+    # a 16-position model: the prompt fills 4, the window is full after 12 more tokens, and from
+    # the 14th new token on every window is read whole, cropped to the last 16 tokens
     small = _model(max_len=16)
     passes = window_passes(small, lambda: small.generate(torch.zeros(1, 4, dtype=torch.long), 40))
-    assert passes == [0, 13, 22, 31]
+    assert passes == [0, *range(13, 40)]
