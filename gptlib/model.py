@@ -309,8 +309,10 @@ def next_token_probs(logits: torch.Tensor, *, temperature: float = 1.0,
     keeps all); temperature 0 puts all the mass on the arg-max."""
     if temperature == 0:
         return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
-    # The largest logit becomes 0 first: a tiny temperature sends the rest to −∞, not it to ∞.
-    logits = (logits - logits.amax(dim=-1, keepdim=True)) / temperature
+    # The largest logit becomes 0 and stays 0: a tiny temperature sends the rest to −∞, not it to
+    # ∞, nor to 0 / 0 where the temperature is 0 in the logits' dtype (below 1e-45 in float32).
+    shifted = logits - logits.amax(dim=-1, keepdim=True)
+    logits = torch.where(shifted == 0, shifted, shifted / temperature)
     if top_k is not None and top_k < logits.shape[-1]:
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
         logits = logits.masked_fill(logits < kth, float("-inf"))

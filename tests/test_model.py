@@ -253,16 +253,17 @@ def test_bad_targets_are_explained(targets, message):
         model(torch.zeros(1, 3, dtype=torch.long), targets)
 
 
-def test_a_tiny_temperature_is_greedy_instead_of_an_error():
+@pytest.mark.parametrize("temperature", [1e-6, 1e-40, 1e-46, 1e-300])
+def test_a_tiny_temperature_is_greedy_instead_of_an_error(temperature):
+    # 1e-46 and 1e-300 are 0 in float32, so the logits divided by them would be 0 / 0
     logits = torch.tensor([[1.0, 3.0, 2.0, 3.0]])
-    probs = next_token_probs(logits, temperature=1e-40)
+    probs = next_token_probs(logits, temperature=temperature)
     assert probs.tolist() == [[0.0, 0.5, 0.0, 0.5]]  # the two largest share the mass
-    assert sample_next(logits, temperature=1e-40).item() in (1, 3)
+    assert sample_next(logits, temperature=temperature).item() in (1, 3)
     model = _small_model()
     prompt = torch.zeros(1, 2, dtype=torch.long)
-    assert torch.equal(
-        model.generate(prompt, 5, temperature=1e-40), model.generate(prompt, 5, temperature=0)
-    )
+    tiny = model.generate(prompt, 5, temperature=temperature, generator=torch.Generator())
+    assert torch.equal(tiny, model.generate(prompt, 5, temperature=0))
 
 
 @pytest.mark.parametrize(
