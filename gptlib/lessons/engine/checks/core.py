@@ -369,7 +369,7 @@ def _stand_in_checked(name: str, answer_name: str, after: str | None) -> None:
 def _refuse_if_delegated(name: str, watch: Watch, student_fn: Any) -> None:
     """Refuse an answer that called a watched route: the exercise is passed only by doing it."""
     if watch.hit is not None:
-        answer_name = getattr(student_fn, "__name__", "function")
+        answer_name = getattr(student_fn, "__name__", type(student_fn).__name__)
         raise CheckError(name, refusal(watch.hit, answer_name), DELEGATED) from None
 
 
