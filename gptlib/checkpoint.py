@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import re
+import reprlib
+import textwrap
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +32,8 @@ from gptlib.model import GPT, GPTConfig
 from gptlib.train import TrainConfig, Trainer
 
 KEYS = ("model_config", "tokenizer", "model", "trainer", "meta")
-# How torch's weights-only unpickler names the object it refused to build.
-_UNSAFE_OBJECT = re.compile(r"Unsupported (?:global|class)\W+(?:GLOBAL )?([\w.]+)")
+# What torch's weights-only unpickler refused, in any torch's words ("unsupported GLOBAL posix...")
+_UNSAFE_OBJECT = re.compile(r"unsupported (?:global|class)\W+(?:global )?([\w.]+)", re.IGNORECASE)
 
 
 @dataclass
@@ -58,13 +60,9 @@ class Checkpoint:
         """Copy the saved weights into `model` (a `gptlib.GPT`, or a lesson variant that keeps
         every parameter, such as written-out attention), whose config must match the saved one.
         """
-        saved = self.model_config.to_dict()
-        have = model.config.to_dict()
-        differ = {k: (saved[k], have[k]) for k in saved if saved[k] != have[k]}
-        if differ:
-            details = ", ".join(
-                f"{k}: checkpoint {s!r} vs model {h!r}" for k, (s, h) in differ.items()
-            )
+        saved, own = self.model_config.to_dict(), model.config.to_dict()
+        if differ := [k for k in saved if saved[k] != own[k]]:
+            details = ", ".join(f"{k}: checkpoint {saved[k]!r} vs model {own[k]!r}" for k in differ)
             raise ValueError(
                 f"the checkpoint does not fit this model ({details}); build the model from the "
                 "checkpoint with checkpoint.build_model(), or use GPTConfig(**saved) with the "
@@ -79,14 +77,9 @@ class Checkpoint:
                 "or was edited; use another copy or retrain"
             ) from exc
 
-    def resume(
-        self,
-        model: GPT,
-        train_ids: torch.Tensor,
-        val_ids: torch.Tensor,
-        config: TrainConfig | None = None,
-        world: World | None = None,
-    ) -> Trainer:
+    def resume(self, model: GPT, train_ids: torch.Tensor, val_ids: torch.Tensor,
+               config: TrainConfig | None = None,
+               world: World | None = None) -> Trainer:  # fmt: skip
         """A Trainer that continues exactly where the saved run stopped.
 
         `config` defaults to the saved training config; pass one with a larger `steps` to train
@@ -106,13 +99,8 @@ class Checkpoint:
         return trainer
 
 
-def save_checkpoint(
-    path: str | os.PathLike,
-    model: GPT,
-    tokenizer: CharTokenizer,
-    trainer: Trainer | None = None,
-    meta: dict | None = None,
-) -> Path:
+def save_checkpoint(path: str | os.PathLike, model: GPT, tokenizer: CharTokenizer,
+                    trainer: Trainer | None = None, meta: dict | None = None) -> Path:  # fmt: skip
     """Write model, tokenizer and (optionally) trainer state to `path` atomically; return path.
 
     `meta`: plain data (str, numbers, lists, dicts) to keep with the run, e.g. {"corpus": name}.
@@ -141,14 +129,14 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
 
     A missing path raises FileNotFoundError; anything else that is not such a checkpoint (a
     directory, a text file, a cut-off file, a file holding objects other than plain data, a
-    torch file of something else) raises ValueError naming the path and what it holds.
+    torch file of something else, a part of the wrong type) raises ValueError naming the path and
+    what it holds.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}; train one with `python -m gptlib train`")
     try:
-        with warnings.catch_warnings():  # on a foreign pickle torch warns, then refuses it
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(action="ignore"):  # torch warns, then refuses a foreign pickle
             payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch's unpickler, parsing bytes it does not expect
         raise _not_a_checkpoint(path, _unreadable(path, exc)) from exc
@@ -161,9 +149,17 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         raise _not_a_checkpoint(
             path, f"a checkpoint whose model config or tokenizer cannot be read ({exc})"
         ) from exc
-    return Checkpoint(
-        model_config, tokenizer, payload["model"], payload["trainer"], payload["meta"]
-    )
+    model, trainer, meta = payload["model"], payload["trainer"], payload["meta"]
+    tensors = isinstance(model, dict) and all(map(torch.is_tensor, model.values()))
+    for key, fits, wanted in (
+        ("model", tensors, "a dict of tensors"),
+        ("trainer", trainer is None or isinstance(trainer, dict), "a dict or None"),
+        ("meta", isinstance(meta, dict), "a dict"),
+    ):
+        if not fits:
+            found = _describe(payload[key])
+            raise _not_a_checkpoint(path, f"a checkpoint whose {key!r} is {found}, not {wanted}")
+    return Checkpoint(model_config, tokenizer, model, trainer, meta)
 
 
 def _not_a_checkpoint(path: Path, what: str) -> ValueError:
@@ -181,21 +177,13 @@ def _unreadable(path: Path, exc: Exception) -> str:
     size = path.stat().st_size
     if size == 0:
         return "an empty file (perhaps cut off by a full disk or an interrupted copy)"
-    with open(path, "rb") as f:
-        head = f.read(4096)
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError:  # binary (a cut multi-byte character counts as binary too)
-        text = ""
-    if text and all(c.isprintable() or c in "\t\n\r\f\v" for c in text):
+    if unsafe := _UNSAFE_OBJECT.search(str(exc)):  # first: a protocol-0 pickle reads as text
+        return f"a file holding code that a safe load refuses to run (it names {unsafe[1]})"
+    with open(path, "rb") as f:  # binary, or a cut multi-byte character: U+FFFD
+        text = f.read(4096).decode("utf-8", errors="replace")
+    if "\ufffd" not in text and all(c.isprintable() or c in "\t\n\r\f\v" for c in text):
         return f"a text file of {size:,} bytes starting with {text[:40]!r}"
-    unsafe = _UNSAFE_OBJECT.search(str(exc))
-    if unsafe:  # a pickle that names something other than plain data: never unpickled
-        return (
-            f"a file holding Python objects other than plain data (it names {unsafe[1]}); such "
-            "objects can run code when unpickled, so it was not read"
-        )
-    first = (str(exc).strip().splitlines() or ["no details"])[0][:100]
+    first = textwrap.shorten(str(exc), 100, placeholder=" ...") or "no details"
     return f"not a complete torch file ({type(exc).__name__}: {first})"
 
 
@@ -203,8 +191,6 @@ def _describe(obj: object) -> str:
     if isinstance(obj, torch.Tensor):
         return f"a tensor of shape {list(obj.shape)}"
     if isinstance(obj, dict):
-        keys = ", ".join(repr(k) for k in list(obj)[:5])
-        return (
-            f"a dict with keys {keys}{', ...' if len(obj) > 5 else ''}" if obj else "an empty dict"
-        )
-    return f"a {type(obj).__name__}"
+        keys = ", ".join(repr(k) for k in list(obj)[:5]) + (", ..." if len(obj) > 5 else "")
+        return f"a dict with keys {keys}" if obj else "an empty dict"
+    return f"{reprlib.repr(obj)} (type {type(obj).__name__})"

@@ -143,19 +143,95 @@ class _Payload:
         return (exec, ("import builtins; builtins.GPTLIB_PWNED = True",))
 
 
+class _System:
+    """Unpickling it would call os.system (posix.system or nt.system) to write a file."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"echo pwned > {self.marker}",))
+
+
+class _Eval:
+    """Unpickling it would call eval; at pickle protocol 0 the file is printable text."""
+
+    def __reduce__(self):
+        return (eval, ("__import__('builtins').__setattr__('GPTLIB_PWNED', True)",))
+
+
+def holding_code(path, name: str) -> str:
+    """The error for a file whose pickle names `name` (a regular expression)."""
+    return not_a_checkpoint(path, "a file holding code that a safe load refuses to run") + (
+        rf" \(it names {name}\)"
+    )
+
+
 def test_unsafe_pickle_is_refused_without_running_it(tmp_path):
     path = tmp_path / "evil.pt"
     torch.save({"model": _Payload()}, path)
-    unsafe = not_a_checkpoint(path, "a file holding Python objects other than plain data (")
-    with pytest.raises(ValueError, match=unsafe + r".*exec.*can run code when unpickled"):
+    with pytest.raises(ValueError, match=holding_code(path, r"(builtins\.)?exec")):
         load_checkpoint(path)
     assert not hasattr(builtins, "GPTLIB_PWNED")
+
+
+def test_a_pickle_calling_os_system_is_named_as_code_refused(tmp_path):
+    path, marker = tmp_path / "system.pt", tmp_path / "pwned.txt"
+    torch.save({"model": _System(marker)}, path)
+    with pytest.raises(ValueError, match=holding_code(path, r"(posix|nt|os)\.system")) as info:
+        load_checkpoint(path)
+    assert str(info.value).endswith("use another copy, or train again")
+    assert not marker.exists()
+
+
+def test_a_protocol_0_pickle_of_eval_is_code_not_a_text_file(tmp_path):
+    path = tmp_path / "eval.pkl"
+    path.write_bytes(pickle.dumps(_Eval(), protocol=0))
+    assert all(c.isprintable() or c == "\n" for c in path.read_text())  # it reads as text
+    with pytest.raises(ValueError, match=holding_code(path, r"(builtins\.|__builtin__\.)?eval")):
+        load_checkpoint(path)
+    assert not hasattr(builtins, "GPTLIB_PWNED")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Unsupported global: GLOBAL posix.system was not an allowed global by default.",
+        "Trying to load unsupported GLOBAL posix.system whose module posix is blocked.",
+    ],
+)
+def test_a_refused_global_is_named_whatever_torchs_casing(tmp_path, monkeypatch, message):
+    path = tmp_path / "refused.pt"
+    path.write_bytes(bytes(range(256)))
+
+    def refuse(*args, **kwargs):
+        raise pickle.UnpicklingError(f"Weights only load failed.\n\n{message}\n\nSee the docs.")
+
+    monkeypatch.setattr(checkpoint_module.torch, "load", refuse)
+    with pytest.raises(ValueError, match=holding_code(path, r"posix\.system")):
+        load_checkpoint(path)
 
 
 def test_an_unsafe_class_is_named_in_full(tmp_path):
     path = tmp_path / "fraction.pt"
     torch.save({"model": fractions.Fraction(1, 3)}, path)
-    with pytest.raises(ValueError, match=r"fractions\.Fraction"):
+    with pytest.raises(ValueError, match=holding_code(path, r"fractions\.Fraction")):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "what"),
+    [
+        ("model", "notadict", "'model' is 'notadict' (type str), not a dict of tensors"),
+        ("model", {"tok_emb.weight": [1.0]}, "'model' is a dict with keys 'tok_emb.weight', not"),
+        ("trainer", 3, "'trainer' is 3 (type int), not a dict or None"),
+        ("meta", ["corpus"], "'meta' is ['corpus'] (type list), not a dict"),
+    ],
+)
+def test_a_part_of_the_wrong_type_is_named_at_load(tmp_path, key, value, what):
+    path = save_checkpoint(tmp_path / "w.pt", GPT(MODEL_CONFIG), TOKENIZER)
+    torch.save({**torch.load(path, weights_only=True), key: value}, path)
+    with pytest.raises(ValueError, match=not_a_checkpoint(path, f"a checkpoint whose {what}")):
         load_checkpoint(path)
 
 
