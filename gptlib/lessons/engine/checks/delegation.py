@@ -133,21 +133,23 @@ def make_watch(answers: tuple[Any, ...], routes: tuple[Route, ...]) -> Watch:
 class _Operators(TorchDispatchMode):
     """Notes each operator that reaches the dispatcher in the active watch."""
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         watch = _WATCH.get()
         if watch is not None:
             watch.see(watch.operators.get(func._schema.name))
         return func(*args, **(kwargs or {}))
 
 
-def _profiler(watch: Watch) -> Callable[..., None]:
-    previous = sys.getprofile()
+def _profiler(watch: Watch, previous: Any) -> Callable[..., None]:
+    """A profile function noting each watched function called; it passes every event on to a
+    Python-level profile function that was set before it."""
+    chained = previous if callable(previous) else None
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
             watch.see(watch.codes.get(frame.f_code))
-        if previous is not None:
-            previous(frame, event, arg)
+        if chained is not None:
+            chained(frame, event, arg)
 
     return profile
 
@@ -157,7 +159,7 @@ def watching(watch: Watch) -> Iterator[Watch]:
     """Run the block with `watch` noting the first watched route that runs (`watch.hit`)."""
     token = _WATCH.set(watch)
     previous = sys.getprofile()
-    sys.setprofile(_profiler(watch))
+    sys.setprofile(_profiler(watch, previous))
     modes = _Operators() if watch.operators else contextlib.nullcontext()
     try:
         with modes:

@@ -181,3 +181,21 @@ def test_a_decorated_method_of_a_class_route_is_its_own_code_not_the_decorators(
     with contextlib.nullcontext():
         pass
     assert contextlib.contextmanager(lambda: (yield)).__code__ not in codes
+
+
+def test_a_profile_function_set_before_the_check_still_runs_and_is_restored():
+    import sys
+
+    seen = []
+
+    def mine(frame, event, arg):
+        if event == "call":
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(mine)
+    try:
+        assert verify(EXERCISE.name, _own) == 1
+        assert sys.getprofile() is mine
+    finally:
+        sys.setprofile(None)
+    assert "_own" in seen
