@@ -23,6 +23,7 @@ from gptlib.lessons.nb04.harness import (
     read_as_lists,
     run_module,
 )
+from gptlib.lessons.shared.routes import MULTI_HEAD_LAYER
 from gptlib.model import CausalSelfAttention, causal_mask
 
 # --- shared pieces: the reference and each catalogued wrong way of reshaping -----------------
@@ -290,28 +291,7 @@ register(
         name="attention-module",
         notebook="04_multi_head_attention",
         reference=CausalSelfAttention,
-        forbidden=(
-            Route(
-                "gptlib.lessons.nb04.experiments.multihead:multi_head_by_loop",
-                "the course's `multi_head_by_loop`",
-                "it computes the multi-head layer this exercise asks you to write.",
-            ),
-            Route(
-                "gptlib.lessons.nb04.experiments.multihead:multi_head_steps",
-                "the course's `multi_head_steps`",
-                "it computes the multi-head layer this exercise asks you to write.",
-            ),
-            Route(
-                "gptlib.lessons.nb04.experiments.multihead:to_torch_multihead",
-                "the course's `to_torch_multihead`",
-                "it computes the multi-head layer this exercise asks you to write.",
-            ),
-            Route(
-                "torch.nn.modules.activation:MultiheadAttention",
-                "`nn.MultiheadAttention`",
-                "it computes the multi-head layer this exercise asks you to write.",
-            ),
-        ),
+        forbidden=MULTI_HEAD_LAYER,
         make_inputs=module_inputs,
         adapt=run_module,
         mistakes=ATTENTION_MODULE_MISTAKES,

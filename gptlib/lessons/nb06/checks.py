@@ -25,6 +25,7 @@ from gptlib.lessons.nb06.harness import (
 )
 from gptlib.lessons.nb06.references import layer_norm
 from gptlib.lessons.shared.references import loss_gradient_norms
+from gptlib.lessons.shared.routes import BLOCK
 from gptlib.model import MLP, CausalSelfAttention
 
 # ---------------------------------------------------------------- layer_norm
@@ -267,18 +268,7 @@ register(
         name="block_forward",
         notebook="06",
         reference=_block_forward,
-        forbidden=(
-            Route(
-                "gptlib.model:Block",
-                "gptlib's `Block`",
-                "it computes the block this exercise asks you to write.",
-            ),
-            Route(
-                "gptlib.lessons.shared.experiments.variants:RewiredBlock",
-                "the course's `RewiredBlock`",
-                "it computes the block this exercise asks you to write.",
-            ),
-        ),
+        forbidden=BLOCK,
         make_inputs=_block_inputs,
         mistakes=(
             Mistake(

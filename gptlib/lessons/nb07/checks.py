@@ -37,6 +37,7 @@ from gptlib.lessons.nb07.harness import (
     run_module,
     run_step_by_step,
 )
+from gptlib.lessons.shared.routes import BLOCK, MULTI_HEAD_LAYER
 from gptlib.model import GPT as LibraryGPT
 from gptlib.model import MLP as LibraryMLP
 from gptlib.model import Block as LibraryBlock
@@ -129,28 +130,7 @@ register(
         name="gpt-attention",
         notebook="07_build_the_gpt",
         reference=LibraryAttention,
-        forbidden=(
-            Route(
-                "gptlib.lessons.nb04.experiments.multihead:multi_head_by_loop",
-                "the course's `multi_head_by_loop`",
-                "it computes the multi-head layer this exercise asks you to write.",
-            ),
-            Route(
-                "gptlib.lessons.nb04.experiments.multihead:multi_head_steps",
-                "the course's `multi_head_steps`",
-                "it computes the multi-head layer this exercise asks you to write.",
-            ),
-            Route(
-                "gptlib.lessons.nb04.experiments.multihead:to_torch_multihead",
-                "the course's `to_torch_multihead`",
-                "it computes the multi-head layer this exercise asks you to write.",
-            ),
-            Route(
-                "torch.nn.modules.activation:MultiheadAttention",
-                "`nn.MultiheadAttention`",
-                "it computes the multi-head layer this exercise asks you to write.",
-            ),
-        ),
+        forbidden=MULTI_HEAD_LAYER,
         make_inputs=own_random_stream(_attention_inputs),
         adapt=forked_adapt(functools.partial(run_module, "gpt-attention")),
         mistakes=(
@@ -319,18 +299,7 @@ register(
         name="gpt-block",
         notebook="07_build_the_gpt",
         reference=Block,
-        forbidden=(
-            Route(
-                "gptlib.model:Block",
-                "gptlib's `Block`",
-                "it computes the block this exercise asks you to write.",
-            ),
-            Route(
-                "gptlib.lessons.shared.experiments.variants:RewiredBlock",
-                "the course's `RewiredBlock`",
-                "it computes the block this exercise asks you to write.",
-            ),
-        ),
+        forbidden=BLOCK,
         make_inputs=own_random_stream(_block_inputs),
         adapt=forked_adapt(functools.partial(run_module, "gpt-block")),
         mistakes=(
