@@ -36,9 +36,9 @@ from gptlib.lessons.engine.checks import REGISTRY, CheckError, NotImplementedYet
 from gptlib.lessons.engine.checks.core import forget_tries
 from gptlib.lessons.engine.checks.recorded import load_recording, recorded_exercises
 from tests.scripts import load_script
+from tests.test_classroom import solution_only_lines
 
 ROOT = Path(__file__).resolve().parent.parent
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 classroom = load_script("classroom")
 editions = load_script("editions")
@@ -130,16 +130,9 @@ def solution_lines(path: Path) -> set[str]:
     """The lines of the released notebook's solution cells that appear nowhere else in it, long
     enough to be code of their own (12 characters or more)."""
     nb = editions.without_guards(nbformat.read(path, as_version=4))
-    inside, outside = set(), set()
-    for cell in nb.cells:
-        in_solution = False
-        for line in cell.source.splitlines():
-            text = line.strip()
-            if BEGIN in text or END in text:
-                in_solution = BEGIN in text
-                continue
-            (inside if in_solution else outside).add(text)
-    return {line for line in inside - outside if len(line) >= 12 and not line.startswith("#")}
+    return {
+        line for line in solution_only_lines(nb) if len(line) >= 12 and not line.startswith("#")
+    }
 
 
 @pytest.mark.parametrize("lesson", _lesson_params())
