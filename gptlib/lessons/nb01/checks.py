@@ -370,12 +370,22 @@ def _positions_from_one(T: int, d: int, base: float) -> torch.Tensor:
     return sinusoidal_positions(T + 1, d, base)[1:]
 
 
+def _sinusoidal_inputs(g: torch.Generator) -> list[tuple]:
+    """(T, d, base): the lesson's sizes, a small base, a long table, and sizes drawn from `g` (so
+    that grading's hidden inputs differ from these)."""
+    drawn = (
+        int(torch.randint(5, 40, (1,), generator=g)),
+        2 * int(torch.randint(2, 17, (1,), generator=g)),
+    )
+    return [(12, 8, 10000.0), (7, 6, 100.0), (64, 32, 10000.0), (*drawn, 10000.0)]
+
+
 register(
     Exercise(
         name="sinusoidal-positions",
         notebook="01_embeddings_and_positions",
         reference=sinusoidal_positions,
-        make_inputs=lambda g: [(12, 8, 10000.0), (7, 6, 100.0), (64, 32, 10000.0)],
+        make_inputs=_sinusoidal_inputs,
         mistakes=(
             Mistake(
                 "sin-cos-swapped",

@@ -319,6 +319,25 @@ register(
 # --- Exercise 3: the entropy floor of the toy grammar ------------------------------------------
 
 
+def _drawn_grammar(g: torch.Generator) -> Grammar:
+    """A grammar whose word lists and tail probability are drawn from `g`: grading's hidden
+    inputs then hold a grammar the student never saw."""
+
+    def some(words: tuple[str, ...]) -> tuple[str, ...]:
+        keep = torch.randperm(len(words), generator=g)[
+            : int(torch.randint(1, 4, (1,), generator=g))
+        ]
+        return tuple(words[i] for i in sorted(keep.tolist()))
+
+    return Grammar(
+        adjectives=some(("old", "grey", "small", "warm", "quiet")),
+        nouns=some(("fox", "owl", "bear", "crow", "deer")),
+        verbs=some(("chases", "hears", "finds", "meets")),
+        prepositions=some(("near", "under", "past")),
+        p_prep=round(0.1 + 0.8 * float(torch.rand(1, generator=g)), 3),
+    )
+
+
 def _grammar_inputs(generator: torch.Generator) -> list[tuple]:
     # The lesson's grammar, and two others whose lists, word lengths and tail probability differ,
     # so that no number of TOY_GRAMMAR's can stand in for the computation.
@@ -342,6 +361,7 @@ def _grammar_inputs(generator: torch.Generator) -> list[tuple]:
                 p_prep=0.8,
             ),
         ),
+        (_drawn_grammar(generator),),
     ]
 
 

@@ -48,6 +48,23 @@ def _counted(
     return count
 
 
+def _llama_inputs(g: torch.Generator) -> list[tuple]:
+    """(d_model, n_heads, n_kv_heads, d_ff): Llama 2 7B's block (32 key/value heads: plain
+    multi-head attention), Llama 3 8B's and 405B's (grouped), a small odd one, and one drawn
+    from `g` (so that grading's hidden inputs differ from these)."""
+    heads = 2 ** int(torch.randint(1, 6, (1,), generator=g))
+    kv_heads = heads // 2 ** int(torch.randint(0, 2, (1,), generator=g))
+    d = heads * 16 * int(torch.randint(1, 9, (1,), generator=g))
+    drawn = (d, heads, kv_heads, 32 * int(torch.randint(2, 40, (1,), generator=g)))
+    return [
+        (4096, 32, 32, 11_008),
+        (4096, 32, 8, 14_336),
+        (16_384, 128, 8, 53_248),
+        (96, 6, 2, 256),
+        drawn,
+    ]
+
+
 register(
     Exercise(
         name="llama-block-parameters",
@@ -83,12 +100,7 @@ register(
         ),
         # Llama 2 7B's block (32 key/value heads: plain multi-head attention), Llama 3 8B's and
         # 405B's (grouped), and a small odd one
-        make_inputs=lambda g: [
-            (4096, 32, 32, 11_008),
-            (4096, 32, 8, 14_336),
-            (16_384, 128, 8, 53_248),
-            (96, 6, 2, 256),
-        ],
+        make_inputs=_llama_inputs,
         properties=(Property("a whole number", _is_whole_number),),
         mistakes=(
             Mistake(
@@ -322,6 +334,24 @@ def _positive(out: object, *args: float) -> str | None:
     return None
 
 
+def _hours_inputs(g: torch.Generator) -> list[tuple]:
+    """(n_params, n_tokens, peak FLOP/s, MFU): Llama 2 7B's run, GPT-2 small's, GPT-3's, and one
+    drawn from `g` (so that grading's hidden inputs differ from these)."""
+    u = torch.rand(4, generator=g, dtype=torch.float64).tolist()
+    drawn = (
+        1e8 * 10 ** (3 * u[0]),
+        1e10 * 10 ** (3 * u[1]),
+        1e14 * (1 + 9 * u[2]),
+        0.2 + 0.4 * u[3],
+    )
+    return [
+        (6_738_415_616, 2e12, 312e12, 0.4),
+        (124_439_808, 1e10, 1e14, 0.5),
+        (174.6e9, 300e9, 125e12, 0.3),
+        drawn,
+    ]
+
+
 register(
     Exercise(
         name="training-gpu-hours",
@@ -334,11 +364,7 @@ register(
                 "it does the arithmetic this exercise asks you to write.",
             ),
         ),
-        make_inputs=lambda g: [
-            (6_738_415_616, 2e12, 312e12, 0.4),
-            (124_439_808, 1e10, 1e14, 0.5),
-            (174.6e9, 300e9, 125e12, 0.3),
-        ],
+        make_inputs=_hours_inputs,
         properties=(Property("positive", _positive),),
         mistakes=(
             Mistake(
