@@ -187,15 +187,68 @@ def result_of(mistake: Callable[..., Any], args: tuple) -> Result:
         _RUNNING_A_MISTAKE.reset(running)
 
 
-REGISTRY: dict[str, Exercise] = {}
+class Registry(dict[str, Exercise]):
+    """The exercises by name, filled on first read by `fill` (set by the package: it imports
+    every lesson's checks, or registers a graded release's recording). Filled on first read, not
+    on import, so that a lesson's checks module imported first (a teacher's scratch test) is
+    complete before another lesson's checks import from it."""
+
+    fill: Callable[[], None] | None = None
+
+    def _filled(self) -> None:
+        fill, type(self).fill = type(self).fill, None
+        if fill is not None:
+            fill()
+
+    def __getitem__(self, name: str) -> Exercise:
+        self._filled()
+        return super().__getitem__(name)
+
+    def __contains__(self, name: object) -> bool:
+        self._filled()
+        return super().__contains__(name)
+
+    def __iter__(self) -> Iterator[str]:
+        self._filled()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._filled()
+        return super().__len__()
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self._filled()
+        return super().get(name, default)
+
+    def keys(self) -> Any:
+        self._filled()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._filled()
+        return super().values()
+
+    def items(self) -> Any:
+        self._filled()
+        return super().items()
+
+
+REGISTRY = Registry()
 
 
 def register(exercise: Exercise) -> Exercise:
-    """Add an exercise to the registry under its name (names are unique)."""
-    if exercise.name in REGISTRY:
+    """Add an exercise to the registry under its name. Names are unique; the same module
+    registering it again (`importlib.reload` of a lesson's checks in a live kernel) replaces it."""
+    before = dict.get(REGISTRY, exercise.name)
+    if before is not None and _module_of(before) != _module_of(exercise):
         raise ValueError(f"an exercise named {exercise.name!r} is already registered")
-    REGISTRY[exercise.name] = exercise
+    dict.__setitem__(REGISTRY, exercise.name, exercise)
     return exercise
+
+
+def _module_of(exercise: Exercise) -> str | None:
+    """The module that defined the exercise (where its inputs are made)."""
+    return getattr(exercise.make_inputs, "__module__", None)
 
 
 def exercise_named(name: str) -> Exercise:
