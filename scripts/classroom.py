@@ -633,9 +633,11 @@ def tally(graded: list[Graded]) -> list[Tally]:
             if r.outcome.exercise == exercise
         }
         catalogue = {m.name: m.message for m in getattr(REGISTRY.get(exercise), "mistakes", ())}
+        said: dict[str, dict[str, None]] = {}  # outcomes no catalogue names: what each student read
         for o in outcomes.values():
-            if o.status == MISTAKE:
-                catalogue.setdefault(o.mistake, o.message)
+            if o.status == MISTAKE and o.mistake not in catalogue:
+                said.setdefault(o.mistake, {})[o.message] = None
+        catalogue |= {name: " | ".join(messages) for name, messages in said.items()}
         made = {name: _who(outcomes, MISTAKE, name) for name in catalogue}
         unexplained = _who(outcomes, UNEXPLAINED)
         reasons = " | ".join(dict.fromkeys(outcomes[s].message for s in unexplained))

@@ -855,3 +855,31 @@ except CheckError as e:
     lines = done.stdout.strip().splitlines()
     assert lines[0].startswith("show_solution is switched off for this assignment")
     assert lines[1:] == ["no nb09", "3", "named forward only", "6", "named per sequence"]
+
+
+def test_the_report_lists_every_message_of_an_outcome_no_catalogue_names():
+    """Students refused for different delegations read different messages; the report's
+    `delegated` row gives each of them, where a catalogued mistake's row gives its message."""
+    from gptlib.lessons.engine.checks.outcomes import MISTAKE, Outcome
+
+    said = {
+        "eve": "your `f` called `gptlib.causal_mask`: ...",
+        "dan": "your `f` called the course's reference answer to this exercise: ...",
+    }
+    graded = [
+        classroom.Graded(
+            who,
+            0.0,
+            1.0,
+            (
+                classroom.CheckResult(
+                    "c", Outcome("causal-attention-weights", MISTAKE, text, "delegated")
+                ),
+            ),
+        )
+        for who, text in said.items()
+    ]
+    rows = {row.mistake: row for row in classroom.tally(graded) if row.outcome == MISTAKE}
+    assert rows["delegated"].students == ("eve", "dan")
+    assert rows["delegated"].message == " | ".join(said.values())
+    assert "mask-after-softmax" in rows and rows["mask-after-softmax"].students == ()
