@@ -131,6 +131,24 @@ def solution_only_lines(nb) -> set[str]:
     return {line for line in inside - outside if line}
 
 
+def verified_outcome(name: str, answer) -> str:
+    """What `verify` says of `answer`, from a first try: passed, not implemented, the mistake's
+    name or wrong."""
+    from gptlib.lessons.engine.checks import CheckError, NotImplementedYet, verify
+    from gptlib.lessons.engine.checks.core import forget_tries
+
+    forget_tries()
+    try:
+        verify(name, answer)
+    except NotImplementedYet:
+        return "not implemented"
+    except CheckError as e:
+        return e.mistake or "wrong"
+    finally:
+        forget_tries()
+    return "passed"
+
+
 @pytest.fixture(scope="session")
 def fixture_exercises():
     """Register the fixture notebook's exercises here and make them importable by kernels."""
@@ -715,7 +733,6 @@ def test_a_graded_release_grades_planted_answers_as_the_full_check(
     check lets the catalogue's own objects call anything: it runs them to recognise a mistake).
     The reference is not planted: the full check refuses it as the course's own answer, and the
     recording knows it only where the release keeps it."""
-    from gptlib.lessons.engine.checks import CheckError, NotImplementedYet, verify
     from gptlib.lessons.engine.checks.core import forget_tries
     from gptlib.lessons.engine.checks.recorded import load_recording
     from tests.lessons.engine.checks.test_registry import INDEPENDENT
@@ -723,16 +740,6 @@ def test_a_graded_release_grades_planted_answers_as_the_full_check(
     package = graded_package(path)
     names = _lesson_exercises(path)
     full = {name: REGISTRY[name] for name in names}
-
-    def outcome(name: str, answer) -> str:
-        forget_tries()
-        try:
-            verify(name, answer)
-        except NotImplementedYet:
-            return "not implemented"
-        except CheckError as e:
-            return e.mistake or "wrong"
-        return "passed"
 
     def stub(*args, **kwargs):
         raise NotImplementedError()
@@ -742,8 +749,10 @@ def test_a_graded_release_grades_planted_answers_as_the_full_check(
         + [(m.name, m.implementation) for m in full[name].mistakes]
         for name in names
     }
-    expected = {(n, label): outcome(n, answer) for n in names for label, answer in planted[n]}
-    as_students = {(n, m.name): outcome(n, _own_copy(m.implementation))
+    expected = {
+        (n, label): verified_outcome(n, answer) for n in names for label, answer in planted[n]
+    }
+    as_students = {(n, m.name): verified_outcome(n, _own_copy(m.implementation))
                    for n in names for m in full[n].mistakes}  # fmt: skip
     recorded = load_recording(package / "gptlib" / "lessons" / "engine" / "checks" / "recorded.pt")
     assert sorted(r.name for r in recorded) == sorted(names)
@@ -752,7 +761,7 @@ def test_a_graded_release_grades_planted_answers_as_the_full_check(
         if path.stem[:2] not in PROPERTIES_LEFT_IN_THE_CHECK_MODULE:
             assert len(exercise.properties) == len(full[exercise.name].properties)
         monkeypatch.setitem(REGISTRY, exercise.name, exercise)
-    got = {(n, label): outcome(n, answer) for n in names for label, answer in planted[n]}
+    got = {(n, label): verified_outcome(n, answer) for n in names for label, answer in planted[n]}
     forget_tries()
     refused = {key for key, said in as_students.items() if said == got[key] == "delegated"}
     assert {k: v for k, v in got.items() if k not in refused} == {

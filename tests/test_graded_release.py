@@ -32,11 +32,11 @@ import pytest
 import torch
 from nbclient import NotebookClient
 
-from gptlib.lessons.engine.checks import REGISTRY, CheckError, NotImplementedYet, verify
+from gptlib.lessons.engine.checks import REGISTRY, CheckError, verify
 from gptlib.lessons.engine.checks.core import forget_tries
 from gptlib.lessons.engine.checks.recorded import load_recording, recorded_exercises
 from tests.scripts import load_script
-from tests.test_classroom import solution_only_lines
+from tests.test_classroom import solution_only_lines, verified_outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -298,7 +298,7 @@ def test_grading_on_hidden_inputs_agrees_with_the_students_kernel(lesson, monkey
                 hidden = len(exercise.cases) - len(full[exercise.name].inputs())
                 assert hidden > 0 or exercise.name in SAME_INPUTS_WHATEVER_THE_SEED, exercise.name
         outcomes[who] = {
-            (n, label): _outcome(n, answer) for n in names for label, answer in planted[n]
+            (n, label): verified_outcome(n, answer) for n in names for label, answer in planted[n]
         }
     assert outcomes[grading] == outcomes[student]
     for n in names:
@@ -306,20 +306,6 @@ def test_grading_on_hidden_inputs_agrees_with_the_students_kernel(lesson, monkey
         assert outcomes[grading][n, "stub"] == "not implemented"
         for m in full[n].mistakes:
             assert outcomes[grading][n, m.name] != "passed", (n, m.name)
-
-
-def _outcome(name: str, answer) -> str:
-    """What `verify` says of `answer`: passed, not implemented, the mistake's name or wrong."""
-    forget_tries()
-    try:
-        verify(name, answer)
-    except NotImplementedYet:
-        return "not implemented"
-    except CheckError as e:
-        return e.mistake or "wrong"
-    finally:
-        forget_tries()
-    return "passed"
 
 
 # --- autograde: one process per core, a misnamed submission skipped -------------------------------
