@@ -15,6 +15,7 @@ from gptlib.lessons.engine.checks.core import (
     Property,
     register,
     verify,
+    whose,
 )
 from gptlib.lessons.engine.checks.in_notebook import check, show_solution
 from gptlib.lessons.engine.checks.outcomes import Outcome, read_outcome
@@ -32,6 +33,7 @@ __all__ = [
     "register",
     "show_solution",
     "verify",
+    "whose",
 ]
 
 from gptlib.lessons.engine.checks.core import Registry

@@ -419,6 +419,19 @@ def _stand_in_checked(name: str, answer_name: str, after: str | None) -> None:
     )
 
 
+def whose(answer: Any) -> str:
+    """Who wrote `answer`, the object a notebook's name holds after its check, in words a cell
+    prints beside a result computed with it: "your name", or the reference standing in for it
+    and why (the student's is not written yet, or did not pass its check)."""
+    name = getattr(answer, "__name__", type(answer).__name__)
+    marks = getattr(answer, "__dict__", {})
+    if not marks.get(STAND_IN_MARK):
+        return f"your {name}"
+    written = marks.get(STAND_IN_AFTER) is not None
+    why = "yours did not pass its check" if written else "yours is not written yet"
+    return f"the reference {name}, standing in for yours ({why})"
+
+
 def _refuse_if_delegated(name: str, watch: Watch, student_fn: Any) -> None:
     """Refuse an answer that called a watched route: the exercise is passed only by doing it."""
     if watch.hit is not None:

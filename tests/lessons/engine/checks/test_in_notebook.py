@@ -20,6 +20,7 @@ from gptlib.lessons.engine.checks import (
     in_notebook,
     read_outcome,
     verify,
+    whose,
 )
 from gptlib.lessons.engine.checks.outcomes import (
     MISTAKE,
@@ -233,3 +234,34 @@ def test_in_a_kernel_the_notice_is_an_html_box(monkeypatch):
     [box] = shown
     assert "<code>embed</code> stands in for yours below" in box["text/html"]
     assert box["text/plain"].startswith("Not yet: embed\nThe reference `embed` stands in")
+
+
+def test_whose_says_when_the_reference_stands_in_and_why(capfd):
+    def double(x):
+        return 2 * x
+
+    assert whose(double) == "your double"
+    namespace = {"double": _stub}
+    check(FUNCTION.name, _stub, namespace=namespace)
+    assert whose(namespace["double"]) == (
+        "the reference double, standing in for yours (yours is not written yet)"
+    )
+    namespace = {"double": lambda x: 3 * x}
+    check(FUNCTION.name, namespace["double"], namespace=namespace)
+    assert whose(namespace["double"]) == (
+        "the reference double, standing in for yours (yours did not pass its check)"
+    )
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return 3 * x
+
+    namespace = {"Model": Model}
+    check(CLASS.name, Model, namespace=namespace)
+    capfd.readouterr()
+    assert whose(namespace["Model"]).startswith("the reference Model, standing in for yours")
+
+    class Student(namespace["Model"]):  # a subclass of the stand-in is the student's own again
+        pass
+
+    assert whose(Student) == "your Student"
