@@ -29,8 +29,9 @@ from gptlib.data.corpora import default_corpus, load_corpus
 from gptlib.data.tokenizer import CharTokenizer
 from gptlib.device import fast_precision, pick_device, seed_everything
 from gptlib.distributed import World, join_from_environment, leave
-from gptlib.model import GPT, INITS, GPTConfig, check_positive_int
+from gptlib.model import GPT, INITS, GPTConfig
 from gptlib.train import PRECISIONS, NonFiniteLossError, TrainConfig, Trainer
+from gptlib.validation import check_positive_int
 
 # The command's defaults: the chapter's architecture at the shape and schedule that reach the
 # lowest held-out loss in 60 s on a 2-core laptop (benchmarks/train_quality.py; the search is in

@@ -5,14 +5,17 @@
 1. attention: the causal mask (03), the softmax written out (02), the KV cache (08), multi-head
    attention (04), fused or written out;
 2. the MLP (05) and the Pre-LN block (06);
-3. the config and the GPT (07), with `generate`, temperature and top-k (08);
-4. the checks at the edges, whose ValueErrors say what was wrong and what to do.
+3. the config and the GPT (07), with `generate` (07, 08);
+4. the next token from the logits: temperature and top-k (08).
 
-Shapes: B batch, T positions (T_k keys), d model width, h heads, d_h = d / h, V vocabulary.
-Parameter names are the chapter's (`lm_head` for its `head`), so a model written like the
-chapter's and this one load each other's `state_dict()` as they are. Exercise references the
-model never calls live with their lessons: `gptlib.lessons.shared.references` (the sinusoidal
-table, 01) and `gptlib.lessons.nb06.references` (LayerNorm written out, 06).
+The checks where input comes in (a config, `forward`, `generate`) live in `gptlib.validation`;
+their ValueErrors say what was wrong and what to do.
+
+Shapes: B batch, T positions (T_k keys), d model width, h heads, d_h = d / h (`d_head`),
+V vocabulary. Parameter names are the chapter's (`lm_head` for its `head`), so a model written
+like the chapter's and this one load each other's `state_dict()` as they are. Two exercise
+references the model does not use live with their lessons: `gptlib.lessons.shared.references`
+(the sinusoidal table, 01) and `gptlib.lessons.nb06.references` (LayerNorm written out, 06).
 """
 
 from __future__ import annotations
@@ -24,11 +27,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gptlib.validation import (
+    check_choice,
+    check_dropout,
+    check_heads,
+    check_positive_int,
+    check_sampling,
+    check_token_ids,
+)
+
 # --- 1. Attention (notebooks 02-04) -----------------------------------------------------------
 
 
-def causal_mask(T_q: int, *, T_k: int | None = None,
-                device: torch.device | None = None) -> torch.Tensor:  # fmt: skip
+def causal_mask(
+    T_q: int, *, T_k: int | None = None, device: torch.device | None = None
+) -> torch.Tensor:
     """Boolean mask [T_q, T_k] (notebook 03), True where query i may attend to key j as in
     torch's fused attention (the chapter marks the blocked scores instead). The queries are the
     last T_q of T_k positions: the lower triangle, or a band shifted right by T_k − T_q."""
@@ -37,9 +50,14 @@ def causal_mask(T_q: int, *, T_k: int | None = None,
 
 
 def attention_with_weights(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, mask: torch.Tensor | None = None,
-    scaled: bool = True, dropout_p: float = 0.0,
-) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    mask: torch.Tensor | None = None,
+    scaled: bool = True,
+    dropout_p: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(q kᵀ / √d_k) v written out (notebook 02): q [..., T_q, d_k], k [..., T_k, d_k],
     v [..., T_k, d_v] → (output [..., T_q, d_v], weights [..., T_q, T_k]). Where the boolean
     mask is False the score is −∞ and the weight exactly 0; `scaled=False` skips the √d_k;
@@ -82,8 +100,15 @@ class CausalSelfAttention(nn.Module):
     `attend` calls torch's fused kernel or, with `fused=False`, the softmax written out: the
     same numbers up to rounding, in two matmuls that torch's FLOP counter sees (notebook 09)."""
 
-    def __init__(self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0,
-                 fused: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        bias: bool = True,
+        dropout: float = 0.0,
+        fused: bool = True,
+    ) -> None:
         super().__init__()
         check_heads(d_model, n_heads)
         check_dropout(dropout)
@@ -115,14 +140,14 @@ class CausalSelfAttention(nn.Module):
         """q [B, h, T, d_h], k and v [B, h, T_k, d_h] → [B, h, T, d_h]: each query mixes the
         values of its own and earlier positions (after T_k − T cached ones: a shifted band)."""
         T, T_k = q.shape[-2], k.shape[-2]
-        p = self.dropout_p if self.training else 0.0
+        dropout_p = self.dropout_p if self.training else 0.0
         if not self.fused:
             mask = causal_mask(T, T_k=T_k, device=q.device)
-            return attention_with_weights(q, k, v, mask=mask, dropout_p=p)[0]
+            return attention_with_weights(q, k, v, mask=mask, dropout_p=dropout_p)[0]
         if T == T_k:  # the full triangle: the kernel's fast path
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
         mask = None if T == 1 else causal_mask(T, T_k=T_k, device=q.device)
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
 
 
 # --- 2. The MLP and the block (notebooks 05-06) -----------------------------------------------
@@ -135,8 +160,15 @@ class MLP(nn.Module):
     8d² weights at d_ff = 4d, twice attention's 4d². [B, T, d] → [B, T, d]. `gelu` "tanh" is
     GPT-2's 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), within 4.7e-4 of the exact one."""
 
-    def __init__(self, d_model: int, *, d_ff: int | None = None, bias: bool = True,
-                 dropout: float = 0.0, gelu: str = "exact") -> None:  # fmt: skip
+    def __init__(
+        self,
+        d_model: int,
+        *,
+        d_ff: int | None = None,
+        bias: bool = True,
+        dropout: float = 0.0,
+        gelu: str = "exact",
+    ) -> None:
         super().__init__()
         d_ff = 4 * d_model if d_ff is None else d_ff
         for name, value in (("d_model", d_model), ("d_ff", d_ff)):
@@ -157,8 +189,15 @@ class Block(nn.Module):
     x ← x + mlp(ln2(x)), so the residual path is a clean sum. [B, T, d] → [B, T, d].
     (Post-LN and blocks without skips are lessons: `gptlib.lessons.shared.experiments.variants`.)"""
 
-    def __init__(self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0,
-                 gelu: str = "exact") -> None:  # fmt: skip
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        bias: bool = True,
+        dropout: float = 0.0,
+        gelu: str = "exact",
+    ) -> None:
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model, bias=bias)
         self.attn = CausalSelfAttention(d_model, n_heads, bias=bias, dropout=dropout)
@@ -196,10 +235,6 @@ class GPTConfig:
         check_choice("gelu", self.gelu, GELUS)
         check_dropout(self.dropout)
 
-    def __repr__(self) -> str:  # gelu only when it is not the chapter's (older outputs stand)
-        shown = {k: v for k, v in asdict(self).items() if (k, v) != ("gelu", "exact")}
-        return f"GPTConfig({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
-
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -211,8 +246,9 @@ class GPT(nn.Module):
     init="pytorch" keeps each module's own default, as the chapter's code gets them
     (embeddings N(0, 1), Linear uniform within ±1/√fan_in)."""
 
-    def __init__(self, config: GPTConfig, *, init: str = "gpt2",
-                 embedding_std: float = 0.02) -> None:  # fmt: skip
+    def __init__(
+        self, config: GPTConfig, *, init: str = "gpt2", embedding_std: float = 0.02
+    ) -> None:
         super().__init__()
         check_choice("init", init, INITS)
         self.config = c = config
@@ -226,14 +262,14 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(c.d_model, bias=c.bias)  # Pre-LN leaves the stream unnormalised
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)  # unembedding W_U: d → V
         if init == "gpt2":
-            for name, p in self.named_parameters():  # norms keep γ = 1, β = 0
+            for name, param in self.named_parameters():  # norms keep γ = 1, β = 0
                 if name.endswith("bias"):
-                    nn.init.zeros_(p)
-                elif p.dim() == 2:
+                    nn.init.zeros_(param)
+                elif param.dim() == 2:
                     std = embedding_std if "emb" in name else 0.02
                     if name.endswith(("attn.proj.weight", "mlp.down.weight")):  # into the stream
                         std /= math.sqrt(2 * c.n_layers)
-                    nn.init.normal_(p, mean=0.0, std=std)
+                    nn.init.normal_(param, mean=0.0, std=std)
         if c.tie_weights:
             self.lm_head.weight = self.tok_emb.weight  # W_U = Eᵀ
 
@@ -241,9 +277,11 @@ class GPT(nn.Module):
         """Number of distinct trainable parameters (a tied matrix counts once)."""
         return sum(p.numel() for p in self.parameters())
 
-    def hidden_states(self, idx: torch.Tensor, *, start: int = 0,
-                      caches: list[KVCache] | None = None) -> torch.Tensor:  # fmt: skip
-        """idx [B, T] at window positions start.. → final hidden states [B, T, d] (unchecked)."""
+    def hidden_states(
+        self, idx: torch.Tensor, *, start: int = 0, caches: list[KVCache] | None = None
+    ) -> torch.Tensor:
+        """idx [B, T] at positions start.. → final hidden states [B, T, d]. No checks: `forward`
+        and `generate` check their input first."""
         positions = torch.arange(start, start + idx.shape[1], device=idx.device)  # [T]
         x = self.dropout(self.tok_emb(idx) + self.pos_emb(positions))  # [B, T, d]
         for i, block in enumerate(self.blocks):
@@ -265,14 +303,24 @@ class GPT(nn.Module):
 
     def new_caches(self, batch_size: int) -> list[KVCache]:
         """One empty KV cache per layer, with room for max_len positions."""
-        c, p = self.config, self.lm_head.weight
+        c, weight = self.config, self.lm_head.weight  # the caches take the weights' device, dtype
         shape = (batch_size, c.n_heads, c.max_len, c.d_model // c.n_heads)  # [B, h, max_len, d_h]
-        return [KVCache.empty(shape, device=p.device, dtype=p.dtype) for _ in range(c.n_layers)]
+        return [
+            KVCache.empty(shape, device=weight.device, dtype=weight.dtype)
+            for _ in range(c.n_layers)
+        ]
 
     @torch.no_grad()
-    def generate(self, idx: torch.Tensor, n_new: int, *, temperature: float = 1.0,
-                 top_k: int | None = None, generator: torch.Generator | None = None,
-                 use_cache: bool = True) -> torch.Tensor:  # fmt: skip
+    def generate(
+        self,
+        idx: torch.Tensor,
+        n_new: int,
+        *,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        generator: torch.Generator | None = None,
+        use_cache: bool = True,
+    ) -> torch.Tensor:
         """Extend idx [B, T] by n_new sampled tokens → [B, T + n_new] (notebooks 07, 08), reading
         the last max_len tokens at most, as the chapter's loop does; temperature=0 is greedy,
         top_k keeps the k likeliest. `use_cache` gives the same tokens faster while the whole
@@ -302,15 +350,20 @@ class GPT(nn.Module):
         return tokens
 
 
-def next_token_probs(logits: torch.Tensor, *, temperature: float = 1.0,
-                     top_k: int | None = None) -> torch.Tensor:  # fmt: skip
+# --- 4. The next token: temperature and top-k (notebook 08) -----------------------------------
+
+
+def next_token_probs(
+    logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None
+) -> torch.Tensor:
     """Logits [B, V] → probabilities [B, V] after temperature and top-k (notebook 08): dividing
     by a temperature below 1 sharpens, above 1 flattens; top-k keeps the k likeliest (k ≥ V
     keeps all); temperature 0 puts all the mass on the arg-max."""
     if temperature == 0:
         return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
-    # The largest logit becomes 0 and stays 0: a tiny temperature sends the rest to −∞, not it to
-    # ∞, nor to 0 / 0 where the temperature is 0 in the logits' dtype (below 1e-45 in float32).
+    # Shift the largest logit to 0 and leave it undivided: a tiny temperature then sends the
+    # others to −∞, never the largest to 0 / 0 where the temperature underflows to 0 in the
+    # logits' dtype (below about 1e-45 in float32).
     shifted = logits - logits.amax(dim=-1, keepdim=True)
     logits = torch.where(shifted == 0, shifted, shifted / temperature)
     if top_k is not None and top_k < logits.shape[-1]:
@@ -319,101 +372,15 @@ def next_token_probs(logits: torch.Tensor, *, temperature: float = 1.0,
     return torch.softmax(logits, dim=-1)
 
 
-def sample_next(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None,
-                generator: torch.Generator | None = None) -> torch.Tensor:  # fmt: skip
+def sample_next(
+    logits: torch.Tensor,
+    *,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Logits [B, V] → next token ids [B, 1], sampled (the arg-max when temperature == 0)."""
     if temperature == 0:
         return logits.argmax(-1, keepdim=True)
     probs = next_token_probs(logits, temperature=temperature, top_k=top_k)
     return torch.multinomial(probs, 1, generator=generator)
-
-
-# --- 4. Checks at the edges: what was wrong, and what to do -----------------------------------
-
-_NOT_IDS = (torch.bool, torch.complex64, torch.complex128)  # not ids, besides the floats
-
-
-def check_positive_int(name: str, value: object, minimum: int = 1) -> None:
-    """ValueError unless `value` is an int (not a bool) of at least `minimum`."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        kind = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
-        raise ValueError(f"{name} must be {kind}, got {value!r}")
-
-
-def check_heads(d_model: int, n_heads: int) -> None:
-    """ValueError unless both are positive ints and n_heads divides d_model."""
-    check_positive_int("d_model", d_model)
-    check_positive_int("n_heads", n_heads)
-    if d_model % n_heads:
-        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
-        raise ValueError(
-            f"d_model={d_model} is not divisible by n_heads={n_heads}; pick n_heads from {divisors}"
-        )
-
-
-def check_dropout(p: object) -> None:
-    """ValueError unless `p` is a probability of dropping, in [0, 1)."""
-    if not isinstance(p, int | float) or isinstance(p, bool) or not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout must be a number in [0, 1), got {p!r}")
-
-
-def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    """ValueError unless `value` is one of `choices`, naming the value and the choices."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-
-
-def check_sampling(temperature: float, top_k: int | None) -> None:
-    """ValueError for a temperature that is negative or not finite, or a top_k below 1."""
-    if not 0 <= temperature < float("inf"):  # also catches NaN
-        raise ValueError(
-            f"temperature must be a finite number >= 0, got {temperature}; use 0 for greedy "
-            "decoding, values below 1 for safer text and above 1 for more varied text"
-        )
-    if top_k is not None:  # None: no cut-off
-        check_positive_int("top_k", top_k)
-
-
-def check_token_ids(idx: torch.Tensor, vocab_size: int, *, max_len: int | None = None,
-                    targets: torch.Tensor | None = None,
-                    read_values: bool = False) -> None:  # fmt: skip
-    """ValueError unless `idx` is an integer tensor [B, T] of ids in [0, vocab_size), at most
-    max_len long when given, and `targets`, when given, an integer tensor of its shape holding
-    ids or -1. Values are read on the CPU only, or with `read_values` (`generate`), and never
-    under torch.compile: on an accelerator, reading them would stall every training step."""
-    for name, ids in (("token ids", idx), ("targets", targets)):
-        if ids is not None and not isinstance(ids, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor [B, T], got {type(ids).__name__}")
-        if ids is not None and (ids.dtype.is_floating_point or ids.dtype in _NOT_IDS):
-            raise ValueError(
-                f"{name} must hold integer token ids, got dtype {ids.dtype}; convert with .long()"
-            )
-    if idx.dim() != 2 or idx.shape[1] == 0:
-        raise ValueError(
-            f"token ids must have shape [B, T] with T >= 1, got {list(idx.shape)}"
-            + ("; add a batch dimension with idx.unsqueeze(0)" if idx.dim() == 1 else "")
-        )
-    if max_len is not None and idx.shape[1] > max_len:
-        raise ValueError(
-            f"sequence length T={idx.shape[1]} exceeds the model's max_len={max_len}; crop to the "
-            f"last {max_len} tokens (idx[:, -{max_len}:]) or build the model with a larger max_len"
-        )
-    if targets is not None and targets.shape != idx.shape:
-        raise ValueError(
-            f"targets must have the same shape as idx {list(idx.shape)}, got "
-            f"{list(targets.shape)}; targets are idx shifted left by one position"
-        )
-    if not (read_values or idx.device.type == "cpu") or torch.compiler.is_compiling():
-        return  # reading values would break a compiled graph (torch.compile) in two
-    ranges = [("token id", idx, 0, "was the text encoded with a different tokenizer?")]
-    if targets is not None:
-        minus_one = "a target is the next token's id, or -1 to leave its position out of the loss"
-        ranges.append(("target", targets, -1, minus_one))
-    for name, ids, lowest, hint in ranges:
-        if (low := int(ids.min())) < lowest or (high := int(ids.max())) >= vocab_size:
-            raise ValueError(
-                f"{name} {low if low < lowest else high} is out of range for vocab_size="
-                f"{vocab_size} (valid ids are 0..{vocab_size - 1}); {hint}"
-            )
-    if targets is not None and high == -1:  # high: the largest target
-        raise ValueError("every target is -1 (left out of the loss): nothing to average")

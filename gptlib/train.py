@@ -22,7 +22,8 @@ from torch import nn
 from gptlib.data.batches import BatchSampler
 from gptlib.distributed import World
 from gptlib.hooks import evaluating
-from gptlib.model import CausalSelfAttention, check_positive_int
+from gptlib.model import CausalSelfAttention
+from gptlib.validation import check_positive_int
 
 PRECISIONS = ("float32", "bfloat16")
 

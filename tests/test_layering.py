@@ -42,6 +42,7 @@ def test_imports_keep_the_contracts():
 
 WRONG_WAYS = {
     "the model imports a lesson module, lazily": ("model.py", "lessons.engine.text"),
+    "the checks at the model's edges import the model": ("validation.py", "model"),
     "a check shows a stored answer": ("lessons/nb04/checks.py", "lessons.nb04.answers"),
     "the check engine shows a stored answer": (
         "lessons/engine/checks/core.py",

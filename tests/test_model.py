@@ -16,7 +16,7 @@ from gptlib import (
     sample_next,
     seed_everything,
 )
-from gptlib.model import check_token_ids
+from gptlib.validation import check_token_ids
 
 
 def chapter_formula(V: int, d: int, L: int, max_len: int) -> int:
@@ -75,8 +75,9 @@ def test_model_is_causal():
         (torch.tensor([[-1, 2]]), r"token id -1 is out of range"),
         (
             torch.zeros(5, dtype=torch.long),
-            r"shape \[B, T\] with T >= 1, got \[5\].*unsqueeze\(0\)",
+            r"shape \[B, T\] with B >= 1 and T >= 1, got \[5\].*unsqueeze\(0\)",
         ),
+        (torch.zeros(0, 3, dtype=torch.long), r"with B >= 1 and T >= 1, got \[0, 3\]$"),
         (torch.zeros(1, 5), r"must hold integer token ids, got dtype torch.float32"),
         (torch.zeros(1, 5, dtype=torch.bool), r"must hold integer token ids, got dtype torch.bool"),
         ([[1, 2]], r"must be a torch.Tensor"),

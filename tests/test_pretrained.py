@@ -255,14 +255,6 @@ def test_an_unknown_gelu_is_refused_by_name():
         MLP(8, gelu="approximate")
 
 
-def test_the_config_shows_gelu_only_when_it_is_not_the_chapters():
-    """Notebooks 00 and 10 print a config; their stored outputs predate the field."""
-    old = "GPTConfig(vocab_size=65, d_model=128, n_heads=4, n_layers=4, max_len=256, "
-    old += "tie_weights=False, bias=True, dropout=0.0)"
-    assert repr(GPTConfig(vocab_size=65)) == old
-    assert repr(GPTConfig(vocab_size=65, gelu="tanh")) == old[:-1] + ", gelu='tanh')"
-
-
 def test_configs_and_checkpoints_from_before_the_gelu_field_still_load(tmp_path):
     old = GPTConfig(vocab_size=5, d_model=8, n_heads=2, n_layers=1, max_len=8).to_dict()
     del old["gelu"]

@@ -9,7 +9,6 @@ import torch
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import SONNETS, BatchSampler, CharTokenizer, train_val_split
-from gptlib.model import check_token_ids
 from gptlib.train import (
     History,
     NonFiniteLossError,
@@ -18,6 +17,7 @@ from gptlib.train import (
     learning_rate,
     make_optimizer,
 )
+from gptlib.validation import check_token_ids
 
 TOKENIZER = CharTokenizer.from_text(SONNETS)
 TRAIN_IDS, VAL_IDS = train_val_split(TOKENIZER.encode(SONNETS))

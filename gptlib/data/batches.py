@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from gptlib.model import check_positive_int
+from gptlib.validation import check_positive_int
 
 
 def train_val_split(

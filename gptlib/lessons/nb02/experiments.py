@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib.model import check_positive_int
+from gptlib.validation import check_positive_int
 
 WIDEST_DRAW = 1024  # components drawn once per seed; d_k <= this uses a prefix of them
 # Notebook 02's measure_softmax: (q [N, d_k], k [N, n_keys, d_k], upstream [N, n_keys], scaled)

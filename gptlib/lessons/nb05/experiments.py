@@ -17,7 +17,8 @@ from torch import nn
 
 from gptlib.hooks import capture_inputs, capture_outputs, evaluating
 from gptlib.lessons.shared.experiments.variants import Variant, build_gpt
-from gptlib.model import GPT, Block, GPTConfig, check_heads, check_positive_int
+from gptlib.model import GPT, Block, GPTConfig
+from gptlib.validation import check_heads, check_positive_int
 
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "ReLU": F.relu,  # the original Transformer

@@ -37,7 +37,8 @@ from gptlib.lessons.nb08.widgets.sampling import SamplingExplorer
 from gptlib.lessons.nb08.widgets.trained_attention import AttentionExplorer
 from gptlib.lessons.nb09.widgets import CostCalculator
 from gptlib.lessons.shared.references import loss_gradient_norms
-from gptlib.model import GPT, GPTConfig, check_positive_int
+from gptlib.model import GPT, GPTConfig
+from gptlib.validation import check_positive_int
 
 STAGES = ("compute", "update", "png")
 LIVE_S = 0.5  # a redraw slower than this no longer feels like dragging

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from gptlib.lessons.shared.experiments.variants import POSITIONS, Variant
-from gptlib.model import GPTConfig, check_heads, check_positive_int
+from gptlib.model import GPTConfig
+from gptlib.validation import check_heads, check_positive_int
 
 STYLES = ("gpt", "llama")
 ARCHITECTURE_POSITIONS = (*POSITIONS, "rope")

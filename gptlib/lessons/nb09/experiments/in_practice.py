@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from gptlib.lessons.nb09.experiments.llama_shape import LlamaBlock
-from gptlib.model import check_positive_int
+from gptlib.validation import check_positive_int
 
 
 def qkv_bias_parameters(n_layers: int, d_model: int, n_heads: int, n_kv_heads: int) -> int:

@@ -18,7 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gptlib.model import attention_with_weights, causal_mask, check_positive_int, check_token_ids
+from gptlib.model import attention_with_weights, causal_mask
+from gptlib.validation import check_positive_int, check_token_ids
 
 
 class RMSNorm(nn.Module):

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from gptlib.model import GPT, check_positive_int
+from gptlib.model import GPT
+from gptlib.validation import check_positive_int
 
 # attend(attn, x [B, 1, d], cache or None, n_heads) → (y [B, 1, d], (keys, values)): notebook
 # 07's exercise `attend_with_cache`
