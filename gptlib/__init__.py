@@ -5,9 +5,9 @@ The model wing: `model`, the GPT in one file in the order the notebooks build it
 input comes in (our ValueErrors); then `data`, `train` and `checkpoint` (08) and the command
 line (`python -m gptlib`); `pretrained` loads GPT-2's weights from Hugging Face transformers
 (08, the optional extra `gptlib[gpt2]`); `hooks` looks inside a model, `device` picks where it
-runs. The lesson wing, `gptlib.lessons`, holds the
-notebooks' experiments (the lesson variants of the model among them), figures, widgets,
-exercise checks and answers; it imports the model, never the other way round.
+runs. The lesson wing, `gptlib.lessons`, holds the notebooks' experiments (the lesson variants
+of the model among them), figures, widgets, exercise checks and answers; it imports the model,
+never the other way round.
 """
 
 from gptlib.device import describe_device, pick_device, seed_everything
