@@ -34,6 +34,7 @@ from gptlib.lessons.engine.checks.core import (
     solution_source,
     verify,
 )
+from gptlib.lessons.engine.checks.journal import note
 from gptlib.lessons.engine.checks.outcomes import (
     Outcome,
     not_yet_text,
@@ -68,6 +69,7 @@ def check(
             cases = verify(name, student_fn)
         except CheckError as exc:
             error = exc
+    note(exercise, student_fn, error)  # the student's record, where one is kept (`journal`)
     if error is None:
         print(passed_line(name, cases))
         _relay(notes)
