@@ -14,7 +14,10 @@ tags and say in the prose what the workbook holds; nbgrader's `ClearSolutions` t
 solution region (between `### BEGIN SOLUTION` and `### END SOLUTION`) into
 `raise NotImplementedError()` and its `ClearOutput` clears every output (predictions are
 unanswered, figures appear only when the student runs the cell). The workbook then gets a first
-code cell that installs gptlib where it is missing (Colab). Never edit `workbook/` by hand:
+code cell that installs gptlib where it is missing (Colab) and, in a lesson with exercises, a
+last section that shows the lesson's part of the student's own record (`record_cells`; the
+classroom's version has none, so no record travels in a submission). Never edit `workbook/` by
+hand:
 `tests/test_workbook.py` fails when it differs from what `build` writes.
 
 `open` is the student's side. It copies each workbook into `my-work/` (ignored by git) when it
@@ -85,6 +88,28 @@ def setup_source(repo_url: str) -> str:
     )
 
 
+def record_cells(name: str) -> list[nbformat.NotebookNode]:
+    """The workbook's last section in lesson `name` ('02_x.ipynb'): the lesson's part of the
+    student's record (gptlib.lessons.engine.record), which the checks keep in my-work/."""
+    number = name[:2]
+    text = (
+        "## Your record\n\n"
+        "Each check you ran in this lesson is in your record: which exercises you solved, at "
+        "which try, which misconceptions your wrong tries showed, and the section to revisit "
+        "for each. It is kept on your machine only, in `.gptlib-record.jsonl` beside your copies "
+        "of the workbook in `my-work/` (the folder `make lab` makes), and survives a restart of "
+        "the kernel. Run outside that folder, the cell below says so. `show()` with no lesson "
+        "shows the whole course, as does the last section of notebook 00."
+    )
+    code = f'from gptlib.lessons.engine.record import show\n\nshow("{number}")'
+    return [nbformat.v4.new_markdown_cell(text), nbformat.v4.new_code_cell(code)]
+
+
+def has_checks(nb: nbformat.NotebookNode) -> bool:
+    """Whether a lesson has graded checks (nbgrader's `grade`), the cells that feed the record."""
+    return any(c.metadata.get("nbgrader", {}).get("grade") for c in nb.cells)
+
+
 def is_guard(cell: nbformat.NotebookNode) -> bool:
     """A guard cell: the assertions that protect the lesson cell above it (solved edition only)."""
     return GUARD_TAG in cell.metadata.get("tags", [])
@@ -142,6 +167,8 @@ def student_edition(nb: nbformat.NotebookNode, name: str, repo_url: str) -> nbfo
         f"when you run it. The solved edition, with outputs, is `notebooks/{name}`.*"
     )
     cells.insert(1, nbformat.v4.new_code_cell(setup_source(repo_url)))
+    if has_checks(nb):
+        cells += record_cells(name)
     for cell in cells:
         cell.pop("id", None)
     return nb

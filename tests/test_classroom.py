@@ -252,12 +252,15 @@ def test_student_version_has_no_solution_and_no_output(path, course):
 def test_the_classroom_version_is_the_workbook(path, course):
     """One generator makes both student versions (scripts/editions.py's preprocessors run inside
     nbgrader's generate_assignment): the released notebook has the workbook's cells, but for
-    the workbook's setup cell and its first cell's note. So the workbook's tests (the core path
-    alone among them, tests/test_core_path.py) hold for the classroom's version too."""
+    the workbook's setup cell, its first cell's note and its last section, the student's own
+    record (which a submission must not carry). So the workbook's tests (the core path alone
+    among them, tests/test_core_path.py) hold for the classroom's version too."""
     released = [c.source for c in _released(course, path).cells]
     workbook = [c.source for c in nbformat.read(editions.WORKBOOK / path.name, as_version=4).cells]
     assert workbook[0].startswith(released[0]) and "*Workbook edition:" in workbook[0]
-    assert released[1:] == workbook[2:]
+    record = [c.source for c in editions.record_cells(path.name)]
+    assert workbook[-2:] == record and "engine.record" not in "".join(released)
+    assert released[1:] == workbook[2:-2]
 
 
 def _execute(nb, cwd: Path) -> None:

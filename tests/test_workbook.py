@@ -66,7 +66,8 @@ def test_a_workbook_holds_no_solution_output_guard_or_nbval_tag(path):
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, path.name
     solved_only = [c for c in solved.cells if workbook.is_solved_only(c)]
-    assert len(student.cells) == len(solved.cells) - len(solved_only) + 1  # + the setup cell
+    added = 1 + (2 if workbook.has_checks(solved) else 0)  # the setup cell, the record's section
+    assert len(student.cells) == len(solved.cells) - len(solved_only) + added
     stubs = [c for c in student.cells if c.metadata.get("nbgrader", {}).get("solution")]
     for stub in stubs:
         assert "raise NotImplementedError()" in stub.source
@@ -241,3 +242,16 @@ def test_an_edit_survives_make_lab_regeneration_and_an_update(tmp_path):
 def test_open_without_a_workbook_says_how_to_make_one(tmp_path):
     with pytest.raises(ValueError, match="editions.py build"):
         workbook.open_workbook(tmp_path / "nothing", tmp_path / "my-work")
+
+
+def test_a_lesson_with_exercises_ends_with_the_students_record():
+    for path in WORKBOOKS:
+        cells = nbformat.read(path, as_version=4).cells
+        solved = nbformat.read(workbook.NOTEBOOKS / path.name, as_version=4)
+        tail = [c.source for c in workbook.record_cells(path.name)]
+        if not workbook.has_checks(solved):
+            assert [c.source for c in cells[-2:]] != tail, path.name
+            continue
+        assert [c.source for c in cells[-2:]] == tail, path.name
+        assert tail[1].endswith(f'show("{path.name[:2]}")')
+        assert "## Your record" in tail[0]
