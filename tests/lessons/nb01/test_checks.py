@@ -292,3 +292,21 @@ SIMILARITIES = {
 @pytest.mark.parametrize("answer", SIMILARITIES.values(), ids=SIMILARITIES)
 def test_other_right_similarities_pass(answer):
     verify("similarity-by-offset", answer)
+
+
+# ---------------------------------------------------------------- read for every exercise
+# tests/lessons/engine/checks/test_every_exercise.py runs, for each exercise of this lesson,
+# every right answer written another way (at least two) through its check, and holds the one
+# named in INDEPENDENT, which shares no code with the reference, to not copying its formula.
+RIGHT_ANSWERS = {
+    "embed": EMBED_ANSWERS,
+    "sinusoidal-positions": {"exp and log": _sinusoidal_by_exp_log, "loops": _sinusoidal_by_loops},
+    "permutation-test": PERMUTATION_TESTS,
+    "similarity-by-offset": SIMILARITIES,
+}
+INDEPENDENT = {
+    "embed": "one-hot product",
+    "sinusoidal-positions": "loops",
+    "permutation-test": "loops in float64",
+    "similarity-by-offset": "loops in float64",
+}

@@ -399,3 +399,21 @@ def test_a_measurement_in_training_mode_is_named_only_where_dropout_is_on():
         verify("held-out-losses", no_eval)
     assert info.value.mistake == "training-mode"
     assert "dropout" in info.value.detail
+
+
+# ---------------------------------------------------------------- read for every exercise
+# tests/lessons/engine/checks/test_every_exercise.py runs, for each exercise of this lesson,
+# every right answer written another way (at least two) through its check, and holds the one
+# named in INDEPENDENT, which shares no code with the reference, to not copying its formula.
+RIGHT_ANSWERS = {
+    "causal-attention-weights": WEIGHTS,
+    "output-changes": CHANGES,
+    "entropy-floor": FLOORS,
+    "held-out-losses": HELD_OUT,
+}
+INDEPENDENT = {
+    "causal-attention-weights": "torch.where in float64",
+    "output-changes": "one batched pass",
+    "entropy-floor": "every sentence enumerated",
+    "held-out-losses": "float64, window by window",
+}

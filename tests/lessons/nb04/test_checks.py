@@ -332,3 +332,21 @@ def test_reads_ahead_of_the_scrambled_layer_by_index_arithmetic():
                 moved[_token_of_slot(i, slot, T, h), t] = True
     ahead = REGISTRY["reads-ahead"].reference(moved)
     assert ahead[1] == [2, 4, 6] and ahead[T - 1] == []
+
+
+# ---------------------------------------------------------------- read for every exercise
+# tests/lessons/engine/checks/test_every_exercise.py runs, for each exercise of this lesson,
+# every right answer written another way (at least two) through its check, and holds the one
+# named in INDEPENDENT, which shares no code with the reference, to not copying its formula.
+RIGHT_ANSWERS = {
+    "split-heads": SPLITS,
+    "attention-module": {module.__name__: module for module in RIGHT_MODULES},
+    "moved-by-token": MOVED_ANSWERS,
+    "reads-ahead": READS_AHEAD_ANSWERS,
+}
+INDEPENDENT = {
+    "split-heads": "stack of chunks",
+    "attention-module": "_BySdpa",
+    "moved-by-token": "jacobian",
+    "reads-ahead": "upper triangle",
+}

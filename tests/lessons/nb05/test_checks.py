@@ -14,7 +14,6 @@ from gptlib.lessons.engine.checks import REGISTRY, CheckError, verify
 from gptlib.lessons.nb05 import checks as nb05
 from gptlib.lessons.nb05 import experiments as residuals
 from gptlib.lessons.shared.references import loss_gradient_norms
-from tests.lessons.engine.checks.test_hints import RUN, SOLUTIONS, code_tokens, runs, text_tokens
 
 
 class WithModules(nn.Module):
@@ -276,23 +275,6 @@ def test_the_initialisation_statistics_of_the_reference():
     torch.testing.assert_close(embeddings, torch.ones(2), atol=0.03, rtol=0)
 
 
-# ---------------------------------------------------------------- the catalogue's messages
-
-NOTEBOOK_05 = ("mlp", "fan_in_init_", "position_similarity", "stream_readout")
-
-
-@pytest.mark.parametrize("name", NOTEBOOK_05)
-def test_mistake_messages_teach_in_words_and_leave_the_code_to_the_fix(name):
-    """A first report names the misconception and the idea: no backticked code, no torch call,
-    no run of five tokens from the solution. The fix, shown the second time, holds the code."""
-    solution = runs(code_tokens(SOLUTIONS[name]), RUN)
-    for mistake in REGISTRY[name].mistakes:
-        assert "`" not in mistake.message and "torch." not in mistake.message, mistake.name
-        shared = runs(text_tokens(mistake.message), RUN) & solution
-        assert not shared, f"{mistake.name}: {sorted(shared)[:2]}"
-        assert mistake.fix, f"{mistake.name} has no fix"
-
-
 # ---------------------------------------------------------------- stream_readout
 
 
@@ -355,3 +337,21 @@ def test_the_readouts_last_stage_is_the_models_own_prediction():
         assert len(losses) == len(model.blocks) + 1
         assert losses[-1].item() == pytest.approx(loss.item(), abs=1e-5)
         assert accuracies[-1] == (logits.argmax(-1) == targets).float().mean()
+
+
+# ---------------------------------------------------------------- read for every exercise
+# tests/lessons/engine/checks/test_every_exercise.py runs, for each exercise of this lesson,
+# every right answer written another way (at least two) through its check, and holds the one
+# named in INDEPENDENT, which shares no code with the reference, to not copying its formula.
+RIGHT_ANSWERS = {
+    "mlp": {"modules": WithModules, "by hand in float64": ByHand},
+    "fan_in_init_": INITS,
+    "position_similarity": SIMILARITIES,
+    "stream_readout": READOUTS,
+}
+INDEPENDENT = {
+    "mlp": "by hand in float64",
+    "fan_in_init_": "kaiming_normal_",
+    "position_similarity": "loops over pairs",
+    "stream_readout": "hooks and log-probabilities",
+}

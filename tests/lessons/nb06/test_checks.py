@@ -433,3 +433,21 @@ def test_the_stream_inputs_put_pre_ln_first_where_the_final_norm_shows():
     assert [case[0] for case in cases] == ["pre", "post", "pre"]
     assert any(case[3] for case in REGISTRY["block_gradient_norms"].inputs())  # stale grads
     assert not REGISTRY["block_gradient_norms"].inputs()[0][3]  # ... but not in the first
+
+
+# ---------------------------------------------------------------- read for every exercise
+# tests/lessons/engine/checks/test_every_exercise.py runs, for each exercise of this lesson,
+# every right answer written another way (at least two) through its check, and holds the one
+# named in INDEPENDENT, which shares no code with the reference, to not copying its formula.
+RIGHT_ANSWERS = {
+    "layer_norm": LAYER_NORMS,
+    "block_forward": BLOCKS,
+    "block_gradient_norms": GRADIENT_NORMS,
+    "stream_profile": STREAMS,
+}
+INDEPENDENT = {
+    "layer_norm": "var_mean and rsqrt",
+    "block_forward": "float64 stream",
+    "block_gradient_norms": "autograd.grad, float64 loop",
+    "stream_profile": "hooks, float64",
+}

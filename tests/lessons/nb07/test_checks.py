@@ -14,6 +14,7 @@ from gptlib.lessons.engine.checks import REGISTRY, CheckError, core, verify
 from gptlib.lessons.engine.checks.recorded import record
 from gptlib.lessons.nb04.checks import ATTENTION_MODULE_MISTAKES
 from gptlib.lessons.nb05.checks import MLP_MISTAKES
+from tests.lessons.nb05.test_checks import ByHand
 
 # --- 07_build_the_gpt: the capstone's Block and GPT, and generate ----------------------------
 # Right answers written other ways must pass: sdpa or an explicit softmax, a tril or a triu
@@ -566,3 +567,25 @@ def test_recording_07s_mistakes_for_a_graded_release_reports_nothing_to_the_stud
     assert len(raised) >= 10  # the mistakes that raise, each on every input
     assert not [text for _, text in raised if "here is the fix" in text]
     assert dict(core._MISTAKE_TRIES) == before
+
+
+# ---------------------------------------------------------------- read for every exercise
+# tests/lessons/engine/checks/test_every_exercise.py runs, for each exercise of this lesson,
+# every right answer written another way (at least two) through its check, and holds the one
+# named in INDEPENDENT, which shares no code with the reference, to not copying its formula.
+RIGHT_ANSWERS = {
+    "gpt-attention": ATTENTIONS,
+    "gpt-mlp": {"modules": ModuleMLP, "05's by hand in float64": ByHand},
+    "gpt-block": BLOCKS,
+    "gpt": {"chapter": ChapterStyleGPT, "library": LibraryPiecesGPT, "student": _gpt_from()},
+    "generate": {"scatter": _generate_by_scatter, "into a buffer": _generate_into_a_buffer},
+    "kv-cache": {"sdpa": _attend_by_sdpa, "einsum": _attend_by_einsum},
+}
+INDEPENDENT = {
+    "gpt-attention": "sdpa",
+    "gpt-mlp": "05's by hand in float64",
+    "gpt-block": "tril buffer, einsum, hand LayerNorm",
+    "gpt": "chapter",
+    "generate": "scatter",
+    "kv-cache": "einsum",
+}

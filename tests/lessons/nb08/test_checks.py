@@ -444,3 +444,24 @@ def test_a_top_p_decision_left_in_sorted_order_is_named(answer, mistake):
     with pytest.raises(CheckError) as raised:
         verify("top-p-probabilities", answer)
     assert raised.value.mistake == mistake
+
+
+# ---------------------------------------------------------------- read for every exercise
+# tests/lessons/engine/checks/test_every_exercise.py runs, for each exercise of this lesson,
+# every right answer written another way (at least two) through its check, and holds the one
+# named in INDEPENDENT, which shares no code with the reference, to not copying its formula.
+RIGHT_ANSWERS = {
+    "get-batch": BATCHES,
+    "train": LOOPS,
+    "effective-choices": CHOICES,
+    "top-p-probabilities": {
+        "searchsorted": _top_p_by_searchsorted,
+        "float64 loops": _top_p_in_float64_by_loops,
+    },
+}
+INDEPENDENT = {
+    "get-batch": "unfold",
+    "train": "mean over tokens in inference mode, foreach AdamW",
+    "effective-choices": "float64",
+    "top-p-probabilities": "searchsorted",
+}

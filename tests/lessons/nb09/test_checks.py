@@ -111,7 +111,7 @@ def test_counted_flops_agree_with_the_weights_and_the_attention_term():
     assert _flops_per_token(model, idx, idx) == (3 * (2 * weights + attention), 3 * attention)
 
 
-NAMES = ("llama-block-parameters", "flops-per-token", "training-gpu-hours")
+NAMES = sorted(name for name, e in REGISTRY.items() if e.notebook == "09_cost_accounting")
 MISTAKES = [(name, m) for name in NAMES for m in REGISTRY[name].mistakes]
 
 
@@ -120,3 +120,19 @@ def test_mistakes_teach_in_words_first_and_keep_the_line_that_fixes_it(name, mis
     for code in ("`", "torch.", "*", "//", "return", "="):
         assert code not in mistake.message, f"{name}/{mistake.name}: {code!r} in the message"
     assert mistake.fix, f"{name}/{mistake.name}: no fix"
+
+
+# ---------------------------------------------------------------- read for every exercise
+# tests/lessons/engine/checks/test_every_exercise.py runs, for each exercise of this lesson,
+# every right answer written another way (at least two) through its check, and holds the one
+# named in INDEPENDENT, which shares no code with the reference, to not copying its formula.
+RIGHT_ANSWERS = {
+    "llama-block-parameters": LLAMA_COUNTS,
+    "flops-per-token": FLOPS,
+    "training-gpu-hours": HOURS,
+}
+INDEPENDENT = {
+    "llama-block-parameters": "a float formula",
+    "flops-per-token": "op names as strings, two counters",
+    "training-gpu-hours": "another order",
+}

@@ -71,14 +71,16 @@ def test_hints_go_from_the_idea_to_the_specific_without_the_solutions_code(name)
 
 
 # What makes a message code rather than words: backticks, a call into torch (or its F and nn
-# modules), a method call, a slice. Indices written as in the notebooks' maths (x[t], perm[i])
-# and argument values (norm='pre') are words.
+# modules), a method call, a call with several arguments or a keyword argument, a slice. Indices
+# written as in the notebooks' maths (x[t], perm[i]), functions of one argument (LN(F(x)),
+# exp(150)) and argument values (norm='pre') are words.
 CODE_IN_WORDS = {
     "backticked code": re.compile(r"`"),
     "a torch name": re.compile(r"\btorch\.\w"),
     "an F. call": re.compile(r"\bF\.\w"),
     "an nn. name": re.compile(r"\bnn\.\w"),
     "a method call": re.compile(r"\w\.\w+\("),
+    "a call with arguments": re.compile(r"\b[A-Za-z_]\w*\([^()]*(?:,|\w=)[^()]*\)"),
     "a slice": re.compile(r"\w\[[^\]]*:[^\]]*\]"),
 }
 MISTAKES = [(name, m) for name in sorted(REGISTRY) for m in REGISTRY[name].mistakes]
@@ -97,8 +99,17 @@ def test_every_mistakes_first_message_is_words_without_code(name, mistake):
 def test_the_message_test_would_catch_code_in_words():
     old = "y[:, t] is already the character after x[:, t]"  # targets-shifted-again's old message
     assert code_in(old) == ["a slice"]
-    assert code_in("use `x.var(dim=-1)`") == ["backticked code", "a method call"]
+    assert code_in("use `x.var(dim=-1)`") == [
+        "backticked code",
+        "a method call",
+        "a call with arguments",
+    ]
     assert code_in("call torch.softmax or F.softmax") == ["a torch name", "an F. call"]
+    assert code_in("take softmax(scores, dim=-1) over the keys") == ["a call with arguments"]
+    # a message of the kind issue 44's trial wrote: backticked code holding a torch call
+    trial = "the variance is biased: use `torch.var(x, dim=-1, unbiased=False)` as LayerNorm does"
+    found = ["backticked code", "a torch name", "a method call", "a call with arguments"]
+    assert code_in(trial) == found
     assert not code_in("with norm='pre' the prediction at x[t] (the OLMo 2 placement, LN(F(x)))")
 
 
