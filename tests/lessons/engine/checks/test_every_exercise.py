@@ -261,3 +261,79 @@ def test_every_mistake_has_a_fix_and_a_first_message_without_the_solutions_code(
     words = SHAPE.sub(" ", mistake.message)
     shared = runs(text_tokens(words), RUN) & solution
     assert not shared, f"{where}: the message repeats the solution's code {sorted(shared)[:2]}"
+
+
+# ------------------------------------------------------------ what the text says of the exercises
+
+LABEL = re.compile(r"^(?:#{2,4} (?:\d+\. )?|\*\*)Exercise (\d+)\b", re.M)
+COUNT_WORDS = dict(
+    zip("two three four five six seven eight nine ten".split(), range(2, 11), strict=True)
+)
+STATED_COUNT = re.compile(r"\b(\d+|" + "|".join(COUNT_WORDS) + r") graded exercises\b", re.I)
+LESSONS = sorted((ROOT / "notebooks").glob("0[1-9]_*.ipynb"))
+
+
+def labels_and_checks(cells: list[dict]) -> tuple[list[tuple[int, int]], list[int]]:
+    """(cell index, number) of every 'Exercise k' label, and the cell index of every check."""
+    labels, checks = [], []
+    for index, cell in enumerate(cells):
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            labels += [(index, int(k)) for k in LABEL.findall(source)]
+        elif cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+            checks.append(index)
+    return labels, checks
+
+
+def misnumbered(cells: list[dict]) -> list[str]:
+    """Each check must follow its own label, 'Exercise 1', 'Exercise 2', ... in order."""
+    labels, checks = labels_and_checks(cells)
+    found = []
+    if [k for _, k in labels] != list(range(1, len(checks) + 1)):
+        found.append(f"labels {[k for _, k in labels]} for {len(checks)} graded checks")
+    before = -1
+    for (label, k), check_cell in zip(labels, checks, strict=False):
+        if not before < label < check_cell:
+            found.append(
+                f"'Exercise {k}' (cell {label}) is not above its check (cell {check_cell})"
+            )
+        before = check_cell
+    return found
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_the_exercises_are_numbered_in_order_above_their_checks(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    assert not misnumbered(cells), (
+        f"{path.name}: {misnumbered(cells)}; number the exercises 1, 2, ... in the order of their "
+        "checks (a new one renumbers the later ones, and the text that names them)"
+    )
+
+
+def test_the_numbering_test_catches_an_exercise_added_without_renumbering():
+    def md(text):
+        return {"cell_type": "markdown", "source": text}
+
+    check_cell = {"cell_type": "code", "metadata": {"nbgrader": {"grade": True}}, "source": ""}
+    cells = [md("### Exercise 1: a"), check_cell, md("### Exercise 2: b"), check_cell]
+    assert not misnumbered(cells)
+    added = [*cells[:2], md("### Exercise 2: new"), check_cell, *cells[2:]]
+    assert misnumbered(added) == ["labels [1, 2, 2] for 3 graded checks"]
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_a_stated_number_of_graded_exercises_is_the_lessons(path):
+    """'six graded exercises' in the lesson's text or its row of the README's table."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    _, checks = labels_and_checks(cells)
+    readme = [r for r in (ROOT / "README.md").read_text().splitlines() if path.name in r]
+    texts = {
+        path.name: "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    }
+    texts["README.md"] = "\n".join(line for line in readme if line.startswith("|"))
+    for where, text in texts.items():
+        for said in STATED_COUNT.findall(text):
+            count = COUNT_WORDS.get(said.lower()) or int(said)
+            assert count == len(checks), (
+                f"{where} says '{said} graded exercises' for {path.name}, which has {len(checks)}"
+            )
