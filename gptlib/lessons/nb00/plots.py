@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from matplotlib.figure import Figure
 from matplotlib.ticker import StrMethodFormatter
 
+from gptlib.lessons.engine.figures import describe
+
 
 class ModelSizeView:
     """One bar per group of parameters (`names`, top to bottom), labelled with its count.
@@ -42,3 +44,9 @@ class ModelSizeView:
             text.set_text(f"{parts[name]:,}")
         self.ax.set_xlim(0, 1.3 * top)
         self.title.set_text(f"the chapter's GPT with a vocabulary of V = {vocab_size}")
+        counts = "; ".join(f"{name} {parts[name]:,}" for name in self.names)
+        describe(
+            self.ax,
+            f"Horizontal bars, one per group of parameters of the chapter's GPT with a "
+            f"vocabulary of V = {vocab_size} characters, each labelled with its count: {counts}.",
+        )

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.nb01.experiments import PositionSummary, cosine_similarity_matrix
 
 
@@ -25,6 +26,14 @@ def plot_position_tables(tables: Mapping[str, torch.Tensor], fig: Figure) -> Fig
         fig.colorbar(image, ax=sim_ax)
         sim_ax.set(title=f"{name}: cosine(P_i, P_j)", xlabel="position j", ylabel="position i")
     fig.tight_layout()
+    shapes = ", ".join(f"{name} [{t.shape[0]}, {t.shape[1]}]" for name, t in tables.items())
+    describe(
+        fig,
+        f"One row per table of position vectors ({shapes}): on the left the table as a heatmap "
+        "(position down, column across; red positive, blue negative), on the right the cosine "
+        "similarity of every pair of positions (viridis, -1 to 1), 1 along its diagonal where a "
+        "position meets itself.",
+    )
     return fig
 
 
@@ -77,6 +86,18 @@ class PositionView:
             [rival] if rival else [], [summary.similarity[0, rival]] if rival else []
         )
         verdict = f"position {rival} looks as close to 0 as 1 does" if rival else "no rival"
+        marked = (
+            f"position {rival}, the first as close to P_0 as P_1 is, marked with a red x"
+            if rival
+            else "no other position as close to P_0 as P_1"
+        )
+        describe(
+            self.fig,
+            f"The sinusoidal position table for d_model = {d}, {T} positions and base "
+            f"{summary.base:zg}, in three panels: the table as a heatmap (position down, column "
+            "across), the cosine similarity of every pair of positions, and cosine(P_0, P_t) "
+            f"against position t with the level of P_1 (the neighbour) dashed; {marked}.",
+        )
         self.title.set_text(
             f"d_model = {d}, length = {T}, base = {summary.base:zg}: "
             f"cosine(P_0, P_1) = {summary.neighbour_similarity:z.3f}, {verdict}"

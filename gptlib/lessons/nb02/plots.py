@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.nb02.experiments import RetrievalRun, Saturation
 
 MODE_STYLE = {False: ("unscaled  q·k", "tab:red"), True: ("scaled  q·k / √d_k", "tab:blue")}
@@ -100,6 +101,16 @@ class SaturationView:
             f"max weight {result.max_weight:z.3f}, entropy {result.entropy:z.3f}, "
             f"grad norm {result.grad_norm:z.3f}"
         )
+        n, mode = len(self.bars), "scaled" if result.scaled else "unscaled"
+        describe(
+            self.fig,
+            f"Softmax saturation at d_k = {result.d_k}, {mode} scores, in three panels: a "
+            "histogram of the scores entering the softmax with one "
+            f"standard deviation either side dashed; one query's weights over its {n} keys as "
+            f"bars, uniform 1/{n} dotted; and the mean max weight against d_k (log scale) for "
+            f"unscaled (red) and scaled (blue) scores, between uniform (1/{n}) and one-hot (1), "
+            "this setting circled.",
+        )
 
 
 def plot_saturation_curves(curves: dict[bool, Sequence[Saturation]], fig: Figure) -> Figure:
@@ -142,6 +153,14 @@ def plot_saturation_curves(curves: dict[bool, Sequence[Saturation]], fig: Figure
     for ax in axes[:2]:
         ax.legend(fontsize=8, loc="center right")
     fig.tight_layout()
+    widths = sorted({r.d_k for runs in curves.values() for r in runs})
+    describe(
+        fig,
+        f"Three panels against d_k (log scale, {widths[0]} to {widths[-1]}), each with unscaled "
+        f"q·k (red) and scaled q·k / √d_k (blue) scores over {n_keys} keys: the mean max softmax "
+        f"weight (one-hot is 1, uniform 1/{n_keys}), the mean entropy in nats (uniform is "
+        f"ln {n_keys}) and the mean gradient norm through the softmax.",
+    )
     return fig
 
 
@@ -182,4 +201,12 @@ def plot_scaling_runs(runs: Mapping[int, Mapping[bool, RetrievalRun]], fig: Figu
         weight_ax.set_ylabel("attention weight")
         weight_ax.legend(fontsize=8, loc="center right")
     fig.tight_layout()
+    describe(
+        fig,
+        f"Training with and without the 1/√d_k scaling, one column per d_k "
+        f"({', '.join(map(str, runs))}), unscaled in red and scaled in blue, against the "
+        "training step: above, the loss of every step in nats per answer token, guessing "
+        f"(ln {n_values}) dotted; below, the mean attention weight on the queried pair, between "
+        f"reading at random (1/{n_pairs}) and reading it alone (1).",
+    )
     return fig

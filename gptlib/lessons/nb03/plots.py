@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
+from gptlib.lessons.engine.figures import describe, spans
 from gptlib.lessons.engine.labels import char_labels
 from gptlib.lessons.nb03.experiments import Perturbation
 from gptlib.lessons.shared.experiments.mask_ablation import AblationRun
@@ -45,6 +46,19 @@ def plot_masked_attention(
         ax.set_xlabel("key j")
         ax.set_ylabel("query i")
         ax.set_title(title)
+    blocked = ~finite
+    where = (
+        "every key after its query"
+        if torch.equal(blocked, torch.ones(T, T, dtype=torch.bool).triu(1))
+        else "where the mask blocks"
+    )
+    describe(
+        fig,
+        f"Two {T} × {T} grids over the characters “{''.join(labels)}”, query i "
+        "down and key j across, each cell written with its value: on the left the scores after "
+        f"masking, −∞ (grey) at {where} ({int(blocked.sum())} cells); on the right their "
+        f"softmax weights, {int((weights == 0).sum())} of them exactly 0, each row summing to 1.",
+    )
     return fig
 
 
@@ -94,6 +108,13 @@ class OutputChangeView:
             f"{mask} the mask, token {result.position} changed: "
             f"{len(result.changed)} positions moved (red)"
         )
+        describe(
+            self.ax,
+            f"Bars on a log scale of how far the logits at each of the {len(self.bars)} positions "
+            f"moved (the largest change) after token {result.position} changed, {mask} the "
+            f"causal mask, the changed token dashed: positions {spans(result.changed)} moved "
+            f"(red){'; the others did not (a grey 0)' if result.unchanged else ''}.",
+        )
 
 
 def plot_output_changes(
@@ -124,6 +145,17 @@ def plot_output_changes(
         ax.set_xlabel("position t whose logits moved")
         ax.set_ylabel("token p that changed")
     fig.colorbar(image, ax=axes, label="log10 max |Δ logit| (grey: did not move)", shrink=0.8)
+    moved = {causal: int((c > atol).sum()) for causal, c in shown.items()}
+    earlier = "none" if bool((shown[True].tril(-1) <= atol).all()) else "some"
+    describe(
+        fig,
+        f"Two {T} × {T} maps of the positions a change of one token reaches in "
+        f"“{''.join(labels)}”, with the causal mask (left) and without it (right): "
+        "the token p that changed down, the position t whose logits moved across, coloured by "
+        f"log10 of the largest logit change, grey where nothing moved. With the mask "
+        f"{moved[True]} of {T * T} entries moved, {earlier} of them left of the diagonal (at a "
+        f"position before the changed token); without it {moved[False]} moved.",
+    )
     return fig
 
 
@@ -151,4 +183,11 @@ def plot_mask_ablation(masked: AblationRun, unmasked: AblationRun, floor: float)
     ax_b.set_ylabel("held-out loss (nats per character)")
     ax_b.set_title("held-out loss")
     ax_b.legend(fontsize=8)
+    describe(
+        fig,
+        "Left: the training loss per step (log scale, nats per character) of the model trained "
+        "with the causal mask (blue) and without it (red), the entropy floor dashed. Right: their "
+        "held-out losses as bars, with the whole window visible and with only the prefix visible "
+        "(as in generation), against the same floor.",
+    )
     return fig

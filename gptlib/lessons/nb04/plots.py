@@ -10,6 +10,8 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from gptlib.lessons.engine.figures import describe, spans
+
 
 def plot_head_slots(grids: dict[str, torch.Tensor], token: int) -> Figure:
     """Grids [h, T] of token indices, one per split method: the token whose features fill each
@@ -27,6 +29,21 @@ def plot_head_slots(grids: dict[str, torch.Tensor], token: int) -> Figure:
         ax.set_yticks(range(h), [f"head {i}" for i in range(h)])
         ax.set_xlabel("slot (the position axis attention runs over)")
         ax.set_title(f"{name}\nwhich token fills each slot (token {token} red)", fontsize=10)
+    found = []
+    for name, grid in grids.items():
+        heads, slots = (grid == token).nonzero().T.tolist()
+        if len(set(slots)) == 1 and len(heads) == grid.shape[0] == len(set(heads)):
+            found.append(f"{name}: token {token} fills slot {slots[0]} of every head")
+        else:
+            which = f"head{'s' if len(set(heads)) > 1 else ''} {spans(heads)}"
+            found.append(f"{name}: token {token} fills slots {spans(slots)} of {which}")
+    h, T = next(iter(grids.values())).shape
+    describe(
+        fig,
+        f"For each way of splitting into heads, a grid of {h} heads (rows) by {T} slots "
+        "(columns, the position axis attention runs over), each cell written with the token "
+        f"whose features fill it, token {token}'s cells in red. {'; '.join(found)}.",
+    )
     return fig
 
 
@@ -60,4 +77,12 @@ def plot_position_loss(
     ax.set_xlabel("position t in the window")
     ax.set_ylabel("held-out loss\n(nats per character)")
     ax.set_title(title)
+    kinds = "; ".join(f"{label}: {spans(members)}" for label, members in groups.items())
+    describe(
+        fig,
+        f"{title}. Bars of the held-out loss (nats per character) at each of the {T} positions "
+        f"of the window, coloured by group ({kinds}), the first group's columns shaded; a dashed "
+        "step line marks the floor at each position, the lowest loss a model that reads only "
+        "the past can reach there.",
+    )
     return fig

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.nb05.experiments import GradientFlow, StreamWrites
 
 
@@ -26,6 +27,12 @@ def plot_activations(
         ax.axvline(0, color="grey", lw=0.5)
         ax.legend()
     fig.tight_layout()
+    describe(
+        fig,
+        f"Two panels over x from {x.min().item():zg} to {x.max().item():zg}, one line per "
+        f"activation ({'; '.join(curves)}): on the left the activation φ(x), on the right its "
+        "slope φ'(x), the factor backpropagation multiplies the gradient by.",
+    )
     return fig
 
 
@@ -74,6 +81,16 @@ def plot_gradient_flow(flows: dict[str, GradientFlow], title: str) -> Figure:
     ax.set(title=title, xlabel="block (1 = next to the input)", ylabel="gradient norm")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
+    marks = [
+        f"; a {style} line marks {label}"
+        for (label, limit), style in zip(FLOAT32_LIMITS.items(), ("dashed", "dotted"), strict=True)
+        if low < limit
+    ]
+    describe(
+        fig,
+        f"{title}: the gradient norm reaching each block (block 1 next to the input; log scale), "
+        f"one line per run ({'; '.join(flows)}){''.join(marks)}.",
+    )
     return fig
 
 
@@ -92,6 +109,12 @@ def plot_token_similarity(similarities: dict[str, torch.Tensor]) -> Figure:
     )
     ax.legend(fontsize=8)
     fig.tight_layout()
+    describe(
+        fig,
+        "The mean cosine similarity between the positions' vectors after each block (block 1 "
+        f"next to the input), one line per run ({'; '.join(similarities)}); a dashed line at 1 "
+        "marks every position pointing the same way.",
+    )
     return fig
 
 
@@ -109,4 +132,11 @@ def plot_stream_writes(writes: dict[str, StreamWrites]) -> Figure:
     ax.set(title="how much each sublayer writes into the stream", ylabel="|update| / |stream|")
     ax.legend()
     fig.tight_layout()
+    describe(
+        fig,
+        "Grouped bars on a log scale: how large each sublayer's update is next to the residual "
+        f"stream it is added to (|update| / |stream|), for the {len(names)} sublayers from "
+        f"{names[0]} to {names[-1]}, one colour per model ({'; '.join(writes)}); a dashed line "
+        "at 1 marks an update as large as the stream.",
+    )
     return fig

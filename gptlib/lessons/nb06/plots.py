@@ -4,6 +4,7 @@ grid as heatmaps, and training curves."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import matplotlib.pyplot as plt
 import torch
@@ -11,6 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.nb06.experiments import NORM_LABELS, LearningRateGrid
 
 NORM_STYLE = {"pre": ("tab:blue", NORM_LABELS["pre"]), "post": ("tab:red", NORM_LABELS["post"])}
@@ -51,6 +53,11 @@ class GradientProfileView:
             ylim=(0, None),
         )
         ax.legend(fontsize=8, loc="upper left")
+        describe(
+            ax,
+            f"The gradient norm of each of the {depth} blocks at initialisation (block 1 next to "
+            f"the input), {_lines(profiles)}.",
+        )
 
 
 def plot_init_gradients(profiles: dict[tuple[str, int], torch.Tensor]) -> Figure:
@@ -70,7 +77,23 @@ def plot_init_gradients(profiles: dict[tuple[str, int], torch.Tensor]) -> Figure
         ax.legend()
     axes[0].set_ylabel("gradient norm at initialisation")
     fig.tight_layout()
+    describe(
+        fig,
+        f"Per-block gradient norms at initialisation, one panel per depth "
+        f"({', '.join(map(str, depths))} blocks) on a shared y axis, "
+        f"{_lines(norm for norm, _ in profiles)}; block 1 is next to the input.",
+    )
     return fig
+
+
+def _lines(norms: Iterable[str]) -> str:
+    """The profiles' lines, in words: "Pre-LN (blue) against Post-LN (red)" for both norms."""
+    norms = set(norms)
+    return " against ".join(
+        f"{NORM_STYLE[n][1]} ({NORM_STYLE[n][0].removeprefix('tab:')})"
+        for n in ("pre", "post")
+        if n in norms
+    )
 
 
 def plot_training(
@@ -90,6 +113,12 @@ def plot_training(
     )
     ax.legend()
     fig.tight_layout()
+    describe(
+        fig,
+        f"{title}: the training loss (nats per character) at each step, one line per run "
+        f"({'; '.join(losses)}), a dashed line at the loss of letter frequencies alone (a model "
+        "that ignores the context).",
+    )
     return fig
 
 
@@ -133,6 +162,17 @@ def plot_learning_rate_grid(grid: LearningRateGrid) -> Figure:
     fig.suptitle(
         f"final loss after {grid.steps} steps (mean of the last 10, averaged over "
         f"{len(grid.seeds)} seeds); warmup: {grid.warmup_steps} steps"
+    )
+    describe(
+        fig,
+        f"One heatmap per arm ({', '.join(grid.arms)}): the final training loss after "
+        f"{grid.steps} steps (mean of the last 10, averaged over {len(grid.seeds)} seeds; "
+        f"warmup {grid.warmup_steps} steps) for each depth "
+        f"({', '.join(map(str, grid.depths))} blocks, rows) and learning rate "
+        f"({', '.join(lr_label(lr) for lr in grid.lrs)}, columns), coloured from the lowest loss "
+        "(yellow) to the unigram entropy (dark purple). Each cell is written with its loss, "
+        "“stalled” where it ended at that entropy, and “diverged” on grey where a seed's loss "
+        "became NaN.",
     )
     return fig
 

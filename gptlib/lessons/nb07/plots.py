@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from matplotlib.axes import Axes
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
+from gptlib.lessons.engine.figures import describe
+
 CENTRE = 5.0
 BOX_WIDTH, BOX_HEIGHT = 4.2, 0.8
 COLOURS = {
@@ -126,4 +128,13 @@ def draw_gpt_diagram(ax: Axes, n_layers: int) -> Diagram:
     ax.text(CENTRE + 0.45, 12.0, "x  [B, T, d]", fontsize=8, color="0.3")
     ax.text(CENTRE + 0.45, 3.55, "[B, T, d]", fontsize=8, color="0.3")
     adders = tuple(name for name in at if name.startswith("add"))
+    describe(
+        ax,
+        "Block diagram of the chapter's GPT, top to bottom: token ids idx [B, T]; the token "
+        "embedding tok_emb and the position embedding pos_emb, added; a block repeated "
+        f"L = {n_layers} times, in which ln1 (LayerNorm) feeds causal self-attention attn, whose "
+        "output is added back to the residual stream, then ln2 feeds the MLP mlp (d → 4d → d), "
+        "added back too; the final LayerNorm ln_f; lm_head (W_U, d → V); logits [B, T, V]. Blue "
+        "arrows carry the residual stream around each sublayer.",
+    )
     return Diagram(boxes, adders, tuple(arrows))

@@ -9,6 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, NullLocator
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.nb09.experiments.costs import AttentionShare, CostReport
 
 PARAMETER_GROUPS = ("attention (all layers)", "FFN (all layers)", "embeddings", "norms")
@@ -55,13 +56,19 @@ class CostView:
             self.panels.append((bars, texts))
 
     def update(self, report: CostReport) -> None:
-        for (bars, texts), shares in zip(
-            self.panels, (parameter_shares(report), flop_shares(report)), strict=True
-        ):
+        parts = (parameter_shares(report), flop_shares(report))
+        for (bars, texts), shares in zip(self.panels, parts, strict=True):
             for bar, text, share in zip(bars, texts, shares.values(), strict=True):
                 bar.set_width(share)
                 text.set_position((share + 1, bar.get_y() + bar.get_height() / 2))
                 text.set_text(f"{share:z.1f}%")
+        said = ["; ".join(f"{name} {share:z.1f}%" for name, share in p.items()) for p in parts]
+        describe(
+            self.params_ax,
+            f"Two panels of percentage bars for {report.architecture.name}: where the N "
+            f"parameters are ({said[0]}), and how one token's forward FLOPs split at "
+            f"T = {report.architecture.context:,} ({said[1]}).",
+        )
 
 
 def context_label(tokens: int) -> str:
@@ -97,3 +104,11 @@ def plot_attention_share(ax: Axes, shares: Sequence[AttentionShare]) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
+    crossings = "; ".join(f"{s.name} at T ≈ {s.crossing:z,.0f}" for s in shares)
+    describe(
+        ax,
+        "The attention term against the weights' FLOPs per token, log-log: 4·L·T·d / 2N against "
+        f"the context length T from {context_label(contexts[0])} to "
+        f"{context_label(contexts[-1])} tokens, one line per model; a dashed line at 1 where the "
+        f"two are equal, each model's crossing marked x on it ({crossings}).",
+    )

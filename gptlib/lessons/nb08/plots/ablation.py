@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.nb08.experiments.ablation import LADDER, Ladder
 from gptlib.lessons.nb08.experiments.two_lookups import HeadsRun
 
@@ -43,6 +44,14 @@ def plot_ladder(ladder: Ladder, vocab_size: int, counted_bigram: float | None = 
     right.set_xlabel("held-out loss (nats per character)")
     right.set_title(f"after {ladder.steps:,} steps: mean and range of the seeds", fontsize=10)
     right.legend(fontsize=8, loc="lower right")
+    bigram = "; the counted bigram's loss dashed on both" if counted_bigram is not None else ""
+    describe(
+        fig,
+        f"The ablation ladder, {' → '.join(names)}. Left: each rung's held-out loss (nats per "
+        f"character, mean of seeds {', '.join(map(str, ladder.seeds))}) against the training "
+        f"step. Right: each rung's held-out loss after {ladder.steps:,} steps, a bar at the "
+        f"seeds' mean with a line over their range{bigram}.",
+    )
     return fig
 
 
@@ -66,4 +75,11 @@ def plot_heads(runs: list[HeadsRun]) -> Figure:
     right.set_xticks(x, names, fontsize=9)
     right.set_title("where a dot looks", fontsize=10)
     right.legend(fontsize=8, loc="upper left", ncols=3)
+    describe(
+        fig,
+        f"{len(runs)} models on the two-lookups task ({'; '.join(r.name for r in runs)}). Left: "
+        "each one's accuracy on held-out sequences, as labelled bars. Right: the attention "
+        "weight its best head puts on the latest letter and on the latest digit, half of one "
+        "softmax (0.5) dotted.",
+    )
     return fig

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.engine.labels import char_labels
 
 
@@ -31,6 +32,11 @@ class NextCharView:
         shown = (prompt if len(prompt) <= 60 else "…" + prompt[-59:]).replace("\n", "⏎")
         ax.set_title(f"next character after “{shown}”", fontsize=10)
         ax.legend(fontsize=8, loc="upper right")
+        describe(
+            fig,
+            f"Bars of the {self.top} likeliest next characters after “{shown}”, likeliest first, "
+            f"with their probabilities (0 to 1); uniform 1/{vocab_size} dotted.",
+        )
 
     def update(self, chars: str, probs: torch.Tensor) -> None:
         """Show probs [V] over the vocabulary `chars`, likeliest first."""

@@ -7,6 +7,7 @@ import math
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.nb08.experiments.long_runs import Curves
 
 
@@ -39,4 +40,10 @@ def plot_loss_curves(
     ax.set_title(title)
     ax.legend(frameon=False)
     ax.grid(alpha=0.3)
+    _, labels = ax.get_legend_handles_labels()
+    describe(
+        ax,
+        f"{title + ': ' if title else ''}cross-entropy (nats per character) against the "
+        f"training step, with lines for {'; '.join(labels)}.",
+    )
     return ax

@@ -9,7 +9,9 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.engine.labels import char_labels
+from gptlib.lessons.shared.plots.trained_attention import weight_on_later_keys
 
 # Space around the panels, in inches: tick labels and "query" on the left, "key" below, the
 # title above, the colorbar on the right.
@@ -65,6 +67,7 @@ class HeadPatternsView:
             ax.imshow(np.zeros((T, T)), cmap="viridis", vmin=0, vmax=1) for ax in self.axes
         ]
         ticks = char_labels(labels)
+        self.text = "".join(labels).replace("\n", "⏎")
         for i, ax in enumerate(self.axes):
             ax.set_title(f"head {i}", fontsize=9)
             if i == 0:
@@ -90,3 +93,9 @@ class HeadPatternsView:
             if i < h:
                 image.set_data(weights[i].detach().numpy())
         self.title.set_text(title)
+        describe(
+            self.axes[0],
+            f"Attention weights of {h} head{'s' if h > 1 else ''}"
+            f"{' (' + title + ')' if title else ''} as heatmaps over “{self.text}”, queries down "
+            f"and keys across, 0 to 1 (viridis); {weight_on_later_keys(weights)}.",
+        )

@@ -7,6 +7,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from gptlib.lessons.engine.figures import describe
 from gptlib.lessons.engine.labels import char_labels
 
 
@@ -25,6 +26,7 @@ class AttentionMapView:
         fig.subplots_adjust(left=0.12, right=0.84, bottom=0.12, top=0.94)
         self.image = ax.imshow(np.zeros((T, T)), cmap="viridis", vmin=0, vmax=1)
         labels = char_labels(text)
+        self.text = text.replace("\n", "⏎")
         ax.set_xticks(range(T), labels, fontsize=8)
         ax.set_yticks(range(T), labels, fontsize=8)
         ax.set_xlabel("key (the character attended to)")
@@ -39,6 +41,12 @@ class AttentionMapView:
             raise ValueError(f"this view shows {list(shape)} weights, got {list(weights.shape)}")
         self.image.set_data(weights.detach().cpu().numpy())
         self.ax.set_title(title)
+        describe(
+            self.ax,
+            f"One attention head's weights{' (' + title + ')' if title else ''} on “{self.text}”: "
+            "query (the character predicting the next) down, key (the character attended to) "
+            f"across, 0 to 1 (viridis); {weight_on_later_keys(weights)}.",
+        )
 
 
 def plot_attention_grid(maps: torch.Tensor, text: str, size: float = 2.0) -> Figure:
@@ -68,4 +76,21 @@ def plot_attention_grid(maps: torch.Tensor, text: str, size: float = 2.0) -> Fig
     fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
     shown = (text if len(text) <= 60 else text[:59] + "…").replace("\n", "⏎")
     fig.suptitle(f"attention of every layer and head on “{shown}”")
+    describe(
+        fig,
+        f"Attention weights of every layer ({L}, rows) and head ({h}, columns) on “{shown}”, as "
+        "small heatmaps: query position down, key position across, 0 to 1 (viridis); "
+        f"{weight_on_later_keys(maps)}.",
+    )
     return fig
+
+
+def weight_on_later_keys(weights: torch.Tensor) -> str:
+    """Whether weights [..., T, T] put any weight on a key after its query, in words (exact:
+    a causal mask leaves those weights exactly 0)."""
+    later = bool((weights.detach().triu(1) != 0).any())
+    return (
+        "some weight goes to later keys (above the diagonal)"
+        if later
+        else "no weight goes to a later key (above the diagonal)"
+    )
