@@ -1,6 +1,7 @@
 """Notebook 01's exercises: the references agree with independent ones, and right answers
 written in other ways pass."""
 
+import collections
 import itertools
 import math
 
@@ -207,16 +208,53 @@ def _permutation_test_through_the_inverse(f, x, perm):
     return gap_of(perm), prefix
 
 
+def _permutation_test_as_a_list(f, x, perm):
+    """The pair as a list, not a tuple: the specification's "tuple" read loosely."""
+    return list(_permutation_test_batched(f, x, perm))
+
+
+Measured = collections.namedtuple("Measured", "gap prefix")
+
+
+def _permutation_test_named(f, x, perm):
+    """A named tuple of float64 tensors; the prefix skips the unchanged order (its change is 0)
+    and the positions with nothing to reorder, filled with zeros from the start."""
+    T, original = len(x), f(x).double()
+    gap = torch.amax(torch.abs(f(x[perm]).double() - original[perm]), dim=1)
+    prefix = torch.zeros(T, dtype=torch.float64)
+    for t in range(2, T):
+        for order in itertools.permutations(range(t)):
+            if list(order) == list(range(t)):
+                continue
+            row = f(x[torch.tensor(order + tuple(range(t, T)))])[t].double()
+            prefix[t] = torch.maximum(prefix[t], (row - original[t]).abs().max())
+    return Measured(gap, prefix)
+
+
 PERMUTATION_TESTS = {
     "batched orderings": _permutation_test_batched,
     "loops in float64": _permutation_test_by_loops,
     "through the inverse": _permutation_test_through_the_inverse,
+    "a list": _permutation_test_as_a_list,
+    "a named tuple in float64": _permutation_test_named,
 }
 
 
 @pytest.mark.parametrize("answer", PERMUTATION_TESTS.values(), ids=PERMUTATION_TESTS)
 def test_other_right_permutation_tests_pass(answer):
     verify("permutation-test", answer)
+
+
+def test_lists_of_numbers_are_told_the_specified_type():
+    """The specification asks for float tensors (later cells take their max); right numbers in
+    Python lists are told so, not compared."""
+
+    def as_lists(f, x, perm):
+        return tuple(v.tolist() for v in _permutation_test_batched(f, x, perm))
+
+    with pytest.raises(CheckError, match=r"item 0 \(gap\): it should return a tensor, but "
+                       r"returned a list of 5 items"):  # fmt: skip
+        verify("permutation-test", as_lists)
 
 
 # --- similarity by offset --------------------------------------------------------------------
