@@ -1,9 +1,11 @@
 """What a trained model would write next: the next-character distribution after a prompt, under
-a temperature and a top-k cut-off, and a seeded sample (notebook 08's sampling explorer)."""
+a temperature and a top-k cut-off, and a seeded sample (notebook 08's sampling explorer); text
+sampled with any rule given as a function (the student's top-p)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -76,3 +78,37 @@ def next_char_report(
             idx, n_sample, temperature=temperature, top_k=top_k, generator=generator
         )
     return NextCharReport(tokenizer.chars, probs, tokenizer.decode(out[0, idx.shape[1] :]))
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """Text drawn one character at a time, and how many characters had a probability above
+    zero at each draw."""
+
+    text: str
+    kept: tuple[int, ...]
+
+
+def sample_with(
+    model: GPT,
+    tokenizer: CharTokenizer,
+    prompt: str,
+    n: int,
+    probabilities: Callable[[torch.Tensor], torch.Tensor],
+    seed: int = 0,
+) -> Sampled:
+    """`n` characters after `prompt`, each drawn from probabilities(logits) [1, V] of the
+    model's logits [1, V] at the last position (the model reads the last max_len characters),
+    with a generator seeded with `seed`: sampling with any rule written as a function, such as
+    a student's top-p."""
+    device = next(model.parameters()).device
+    idx = tokenizer.encode(prompt)[None].to(device)  # [1, T]
+    start, generator, kept = idx.shape[1], torch.Generator(device=device).manual_seed(seed), []
+    with evaluating(model), torch.no_grad():
+        for _ in range(n):
+            logits = model(idx[:, -model.config.max_len :])[0][:, -1]  # [1, V]
+            probs = torch.as_tensor(probabilities(logits), dtype=torch.float32)  # [1, V]
+            kept.append(int((probs > 0).sum()))
+            next_id = torch.multinomial(probs, 1, generator=generator)  # [1, 1]
+            idx = torch.cat([idx, next_id.to(device)], dim=1)
+    return Sampled(tokenizer.decode(idx[0, start:]), tuple(kept))

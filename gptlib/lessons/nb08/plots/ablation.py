@@ -38,11 +38,13 @@ def plot_ladder(ladder: Ladder, vocab_size: int, counted_bigram: float | None = 
             draw = ax.axhline if ax is left else ax.axvline
             draw(counted_bigram, color="gray", ls="--", lw=1, label="counted bigram")
     left.set(xlabel="step", ylabel="held-out loss (nats per character)")
-    left.set_title(f"mean of seeds {', '.join(map(str, ladder.seeds))}", fontsize=10)
+    left.set_title(f"stored runs: mean of seeds {', '.join(map(str, ladder.seeds))}", fontsize=10)
     left.legend(fontsize=8)
     left.grid(alpha=0.3)
     right.set_xlabel("held-out loss (nats per character)")
-    right.set_title(f"after {ladder.steps:,} steps: mean and range of the seeds", fontsize=10)
+    right.set_title(
+        f"stored runs after {ladder.steps:,} steps: mean and range of the seeds", fontsize=10
+    )
     right.legend(fontsize=8, loc="lower right")
     bigram = "; the counted bigram's loss dashed on both" if counted_bigram is not None else ""
     describe(

@@ -1,13 +1,21 @@
-"""The sampling explorer's pure function against the model's own logits and `generate`."""
+"""The sampling explorer's pure function, and sampling with a rule given as a function, against
+the model's own logits and `generate`."""
 
 import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from gptlib import GPT, GPTConfig, seed_everything
 from gptlib.data import SONNETS, CharTokenizer
-from gptlib.lessons.nb08.experiments.sampling import NextCharReport, next_char_report
+from gptlib.lessons.nb08.experiments.sampling import (
+    NextCharReport,
+    Sampled,
+    next_char_report,
+    sample_with,
+)
+from gptlib.model import next_token_probs
 
 TOKENIZER = CharTokenizer.from_text(SONNETS)
 
@@ -80,3 +88,35 @@ def test_a_newline_is_written_as_python_writes_it():
     report = NextCharReport("a\n", torch.tensor([0.25, 0.75]), "")
     assert report.top_char == "\n"
     assert report.lines()[0] == "top probability = 0.750 ('\\n')"
+
+
+def test_sampling_with_a_rule_writes_what_generate_writes_under_the_same_rule(model):
+    """Top-k as a function gives the characters `generate` draws with top_k, from the same seed:
+    the same draws, one character at a time, over a prompt longer than the window."""
+    prompt = SONNETS[:40]  # longer than max_len = 32: each step reads the last 32 characters
+    sampled = sample_with(
+        model, TOKENIZER, prompt, 30, lambda logits: next_token_probs(logits, top_k=3), seed=4
+    )
+    idx = TOKENIZER.encode(prompt)[None]
+    g = torch.Generator().manual_seed(4)
+    expected = model.generate(idx, 30, top_k=3, generator=g, use_cache=False)
+    assert sampled.text == TOKENIZER.decode(expected[0, idx.shape[1] :])
+    assert sampled.kept == (3,) * 30
+
+
+def test_sampling_counts_the_characters_each_draw_could_take(model):
+    """A rule that keeps one character (the arg-max) writes greedily and keeps 1 at each draw;
+    one that keeps every character keeps V."""
+    greedy = sample_with(
+        model, TOKENIZER, "Shall", 12, lambda logits: F.one_hot(logits.argmax(-1), logits.shape[-1])
+    )
+    assert greedy.kept == (1,) * 12
+    idx = TOKENIZER.encode("Shall")[None]
+    assert greedy.text == TOKENIZER.decode(model.generate(idx, 12, temperature=0)[0, 5:])
+    assert (
+        sample_with(model, TOKENIZER, "Shall", 4, lambda logits: logits.softmax(-1)).kept
+        == (TOKENIZER.vocab_size,) * 4
+    )
+    assert sample_with(model, TOKENIZER, "Shall", 0, lambda logits: logits.softmax(-1)) == Sampled(
+        "", ()
+    )

@@ -1,5 +1,5 @@
-"""Notebook 08's loss curves: every series, a live run's markers, and ln V as a labelled
-reference line."""
+"""Notebook 08's loss curves: every series on the run's own steps, a shaded span, and ln V as a
+labelled reference line."""
 
 import matplotlib
 
@@ -13,13 +13,15 @@ from gptlib.lessons.nb08.plots.training import plot_loss_curves  # noqa: E402
 
 def test_loss_curves_plot_every_series():
     stored = Curves((0, 2), (4.1, 2.4), (4.2, 2.6), losses=(4.0, 3.0, 2.5))
-    live = Curves((0, 1), (4.1, 3.1), (4.2, 3.2))
-    ax = plot_loss_curves(stored, vocab_size=65, live=live)
+    ax = plot_loss_curves(stored, vocab_size=65, span=(1, "the steps trained here"))
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert list(lines["held-out (estimate)"].get_ydata()) == [4.2, 2.6]
     assert list(lines["train (estimate)"].get_ydata()) == [4.1, 2.4]
     assert list(lines["training batch"].get_xdata()) == [0, 1, 2]
-    assert list(lines["your run, held-out"].get_ydata()) == [4.2, 3.2]
+    assert [p.get_label() for p in ax.patches] == ["the steps trained here"]
+    span = ax.patches[0].get_bbox()  # in data units along x
+    assert (span.x0, span.x1) == (0, 1)
+    assert ax.get_xlim() == (0, 3)  # the run's own steps: three batches
     assert "ln V = ln 65" in lines
     assert ax.get_ylabel() == "cross-entropy (nats per character)"
     plt.close("all")
