@@ -283,6 +283,9 @@ ROUTES = {
         ).split_heads(x),
         "the harness's heads_of": heads_of,
     },
+    "merge-heads": {
+        "CausalSelfAttention.merge_heads": gptlib_model.CausalSelfAttention.merge_heads,
+    },
     "attention-module": {
         "multi_head_by_loop": _LoopedHeads,
         "nn.MultiheadAttention": _TorchsLayer,

@@ -193,12 +193,22 @@ SPECS: dict[str, NotebookSpec] = {
             Interaction("n_heads", "slider", "End", line("d_head"), "decreases"),
             Interaction("n_heads", "slider", "Home", line("n_heads"), "decreases"),
             Interaction("n_heads", "slider", "ArrowRight", IMAGE),
-            *prediction("guess_weights = Prediction(", "16", "guess_weights.reveal("),
+            *choice_prediction(
+                "guess_growth = Prediction(", "the parameters", "guess_growth.reveal("
+            ),
             question("q_torch_mask = Question("),
             question("q_null = Question("),
             question("q_scale = Question("),
             question("q_slots = Question("),
         ),
+        ignored={
+            choice: "the other choices of a prediction: one click per prediction proves them"
+            for choice in (
+                "the FLOPs of the matrix products",
+                "the number of score entries",
+                "none of these three",
+            )
+        },
     ),
     "05_feed_forward_and_residuals": NotebookSpec(
         "05_*.ipynb",

@@ -6,7 +6,7 @@ ANSWERS = {
         unit-variance entries its variance is d_h (notebook 02), not d. Dividing by
         √d = {sqrt_d:z.1f} instead of √d_h = {sqrt_d_head:z.2f} (d = 128, h = 4) would shrink
         every score by a further √h = {sqrt_h:z.0f} and flatten every head's softmax; exercise
-        2's check names that mistake.
+        3's check names that mistake.
     """,
     "04.torch-mask": """
         Torch reads True as blocked, so each query may see only the keys after it. The last
@@ -26,7 +26,7 @@ ANSWERS = {
         Token 2 among them is the very token position 1 is trained to predict, and tokens 4 and
         6 lie further in its future; its own token 1 is not among them at all (in a model it
         reaches position 1 only through the residual stream). In this 8-position layer the positions
-        that can read their own target are {leaking}, as exercise 4 found.
+        that can read their own target are {leaking}, as exercise 5 found.
     """,
     "04.null-result": """
         No. The four models differ by {spread:z.2f} nats per character (best {best:z.2f}, worst

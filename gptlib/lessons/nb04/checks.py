@@ -1,7 +1,7 @@
-"""Exercises of notebook 04 (multi-head attention): split the heads; merge them and write the
-causal multi-head self-attention module with a fused qkv projection (the piece notebook 07's
-capstone builds on); measure which outputs a token moves, and which later tokens each output
-position reads (the reshape pitfall, measured)."""
+"""Exercises of notebook 04 (multi-head attention): split the heads; merge them; write the causal
+multi-head self-attention module with a fused qkv projection (the piece notebook 07's capstone
+builds on); measure which outputs a token moves, and which later tokens each output position
+reads (the reshape pitfall, measured)."""
 
 from __future__ import annotations
 
@@ -52,6 +52,20 @@ def _merge(out: torch.Tensor) -> torch.Tensor:
 def _merge_without_transpose(out: torch.Tensor) -> torch.Tensor:
     B, h, T, d_h = out.shape
     return out.reshape(B, T, h * d_h)
+
+
+def _merge_by_view(out: torch.Tensor) -> torch.Tensor:
+    B, h, T, d_h = out.shape
+    return out.transpose(1, 2).view(B, T, h * d_h)  # raises: the transpose is not contiguous
+
+
+def _merge_interleaved(out: torch.Tensor) -> torch.Tensor:
+    B, h, T, d_h = out.shape
+    return out.permute(0, 2, 3, 1).reshape(B, T, h * d_h)
+
+
+def _merge_heads_averaged(out: torch.Tensor) -> torch.Tensor:
+    return out.mean(dim=1)
 
 
 RESHAPE_WITHOUT_TRANSPOSE = (
@@ -126,11 +140,93 @@ register(
 )
 
 
-# --- Exercise 2: merge_heads and the module ---------------------------------------------
-# The student writes `merge_heads` and a class `MultiHeadAttention(d_model, n_heads)` holding
-# `qkv` and `proj` Linear layers, as gptlib's CausalSelfAttention does; the merge is checked
-# through the module. The check builds it, loads the state
-# dict of a CausalSelfAttention with random weights into it, and compares the outputs.
+# --- Exercise 2: merge the heads ---------------------------------------------------------
+# The inverse of the split, checked on its own: a module that merges inline, or not at all, would
+# let a wrong merge_heads pass. The inputs are contiguous, as `weights @ v` makes them, so a
+# `view` after the transpose raises as it does in the layer.
+
+MERGE_WITHOUT_TRANSPOSE = (
+    "you reshaped [B, h, T, d_h] straight into [B, T, d]: a reshape (or a view) reads the numbers "
+    "in memory order, head after head, so each output row holds pieces of several tokens from one "
+    "head. Bring the positions in front of the heads first, then join each position's blocks."
+)
+MERGE_WITHOUT_TRANSPOSE_FIX = "out.transpose(1, 2).reshape(B, T, d)"
+
+
+def _merge_inputs(generator: torch.Generator) -> list[tuple]:
+    return [
+        (torch.randn(2, 3, 5, 4, generator=generator),),
+        (torch.randn(1, 4, 6, 2, generator=generator),),
+        (torch.randn(2, 2, 7, 3, generator=generator),),
+    ]
+
+
+register(
+    Exercise(
+        name="merge-heads",
+        notebook="04_multi_head_attention",
+        reference=_merge,
+        forbidden=(
+            Route(
+                "gptlib.model:CausalSelfAttention.merge_heads",
+                "gptlib's `CausalSelfAttention.merge_heads`",
+                "it is the merge this exercise asks you to write.",
+            ),
+        ),
+        make_inputs=_merge_inputs,
+        mistakes=(
+            Mistake(
+                "merge-without-transpose",
+                MERGE_WITHOUT_TRANSPOSE,
+                _merge_without_transpose,
+                fix=MERGE_WITHOUT_TRANSPOSE_FIX,
+            ),
+            Mistake(
+                "view-not-contiguous",
+                "view refused your merge: after moving the positions in front of the heads, the "
+                "numbers no longer lie in memory in the order the new shape reads them (the "
+                "tensor is not contiguous), and view can only relabel memory, never reorder it. "
+                "The order of your axes was right; join them with an operation that copies when "
+                "it has to.",
+                _merge_by_view,
+                fix="out.transpose(1, 2).reshape(B, T, d), or .contiguous() before the view",
+            ),
+            Mistake(
+                "interleaved-heads",
+                "each position's features come out interleaved: feature j of every head, then "
+                "feature j + 1 of every head. Head 0's d_h features must come first, then head "
+                "1's, as the split cut them: the head axis goes before the feature axis when "
+                "they are joined.",
+                _merge_interleaved,
+                fix="out.transpose(1, 2) gives [B, T, h, d_h]; then reshape to [B, T, d]",
+            ),
+            Mistake(
+                "heads-averaged",
+                "you averaged the heads into one [B, T, d_h] result. Each head's output is a "
+                "separate block of the result: the h blocks of d_h features are set side by "
+                "side into d features, and the output projection mixes them afterwards.",
+                _merge_heads_averaged,
+                fix="concatenate the heads: out.transpose(1, 2).reshape(B, T, h * d_h)",
+            ),
+        ),
+        hints=(
+            "Merging undoes the split: position t of the result holds head 0's d_h features of "
+            "position t, then head 1's, and so on. First put the positions in front of the "
+            "heads, then join each position's h blocks into one row of d.",
+            "Swap the head axis and the position axis, so that each position's h blocks of d_h "
+            "features sit side by side, then join the last two axes into one of size h times "
+            "d_h. After the swap the tensor is not contiguous: join with an operation that may "
+            "copy.",
+        ),
+    )
+)
+
+
+# --- Exercise 3: the module ---------------------------------------------------------------
+# The student writes a class `MultiHeadAttention(d_model, n_heads)` holding `qkv` and `proj`
+# Linear layers, as gptlib's CausalSelfAttention does, using their split_heads and merge_heads.
+# The check builds it, loads the state dict of a CausalSelfAttention with random weights into
+# it, and compares the outputs.
 
 
 def module_inputs(generator: torch.Generator) -> list[tuple]:
@@ -308,7 +404,7 @@ register(
     )
 )
 
-# --- Exercise 3: which outputs a token moves ------------------------------------------------
+# --- Exercise 4: which outputs a token moves ------------------------------------------------
 # The student measures, on a real forward pass, which outputs of a function (a head split, an
 # attention layer) move when one input token changes. Notebook 04 feeds it the queries of a
 # d = 128 layer after either split, that layer with the right and the scrambled split, and (in
@@ -479,7 +575,7 @@ register(
     )
 )
 
-# --- Exercise 4: the later tokens each position reads ---------------------------------------
+# --- Exercise 5: the later tokens each position reads ---------------------------------------
 
 
 def _reads_ahead(moved: torch.Tensor) -> list[list[int]]:

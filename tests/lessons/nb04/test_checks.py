@@ -52,6 +52,69 @@ def test_other_right_splits_pass(answer):
     verify("split-heads", answer)
 
 
+# --- Exercise 2: merge_heads --------------------------------------------------------------
+
+
+def _merge_by_loops_in_float64(out):
+    B, h, T, d_h = out.shape
+    merged = torch.zeros(B, T, h * d_h, dtype=torch.float64)
+    for b in range(B):
+        for t in range(T):
+            for i in range(h):
+                merged[b, t, i * d_h : (i + 1) * d_h] = out[b, i, t].double()
+    return merged
+
+
+MERGES = {
+    "heads side by side": lambda out: torch.cat(out.unbind(dim=1), dim=-1),
+    "permute and flatten": lambda out: out.permute(0, 2, 1, 3).flatten(start_dim=2),
+    "contiguous, then view": lambda out: (
+        out.transpose(1, 2).contiguous().view(out.shape[0], out.shape[2], -1)
+    ),
+    "loops in float64": _merge_by_loops_in_float64,
+}
+
+
+@pytest.mark.parametrize("answer", MERGES.values(), ids=MERGES)
+def test_other_right_merges_pass(answer):
+    assert verify("merge-heads", answer) == len(REGISTRY["merge-heads"].inputs())
+
+
+def test_the_merge_reference_undoes_the_split_and_is_the_layers_own():
+    merge, split = REGISTRY["merge-heads"].reference, REGISTRY["split-heads"].reference
+    for (out,) in REGISTRY["merge-heads"].inputs():
+        B, h, T, d_h = out.shape
+        torch.testing.assert_close(merge(out), CausalSelfAttention.merge_heads(out))
+        torch.testing.assert_close(split(merge(out), h), out)
+        assert merge(out)[0, 1, d_h : 2 * d_h].equal(out[0, 1, 1])  # position 1, head 1's block
+
+
+def test_a_merge_by_view_is_told_in_the_courses_words_not_pytorchs():
+    def merge_heads(out):
+        return out.transpose(1, 2).view(out.shape[0], out.shape[2], -1)
+
+    with pytest.raises(CheckError) as info:
+        verify("merge-heads", merge_heads)
+    assert info.value.mistake == "view-not-contiguous"
+    assert "not contiguous" in info.value.detail
+    assert "stride" not in info.value.detail and "Use .reshape" not in info.value.detail
+
+
+def test_a_wrong_merge_fails_its_own_check_though_a_module_without_it_passes():
+    """The issue this exercise answers: a module that merges inline passed while the student's
+    merge_heads was wrong; now the merge has a check of its own."""
+    assert verify("attention-module", _BySdpa) == len(REGISTRY["attention-module"].inputs())
+    with pytest.raises(CheckError) as info:
+        verify("merge-heads", lambda out: out.reshape(out.shape[0], out.shape[2], -1))
+    assert info.value.mistake == "merge-without-transpose"
+
+
+def test_a_merge_that_sums_the_heads_is_not_taken_for_the_average():
+    with pytest.raises(CheckError) as info:
+        verify("merge-heads", lambda out: out.sum(dim=1))
+    assert info.value.mistake is None
+
+
 class _Fused(nn.Module):
     """The parameter layout every answer shares: qkv [3d, d] and proj [d, d], with biases."""
 
@@ -340,12 +403,14 @@ def test_reads_ahead_of_the_scrambled_layer_by_index_arithmetic():
 # named in INDEPENDENT, which shares no code with the reference, to not copying its formula.
 RIGHT_ANSWERS = {
     "split-heads": SPLITS,
+    "merge-heads": MERGES,
     "attention-module": {module.__name__: module for module in RIGHT_MODULES},
     "moved-by-token": MOVED_ANSWERS,
     "reads-ahead": READS_AHEAD_ANSWERS,
 }
 INDEPENDENT = {
     "split-heads": "stack of chunks",
+    "merge-heads": "heads side by side",
     "attention-module": "_BySdpa",
     "moved-by-token": "jacobian",
     "reads-ahead": "upper triangle",

@@ -22,6 +22,7 @@ from gptlib.lessons.shared.experiments.variants import is_masked
 from gptlib.model import GPT, CausalSelfAttention, attention_with_weights, causal_mask
 
 SplitFn = Callable[[torch.Tensor], torch.Tensor]  # [B, T, d] → [B, h, T, d_h]
+MergeFn = Callable[[torch.Tensor], torch.Tensor]  # [B, h, T, d_h] → [B, T, d]
 
 
 @dataclass(frozen=True)
@@ -72,36 +73,39 @@ def scramble_head_split(model: nn.Module) -> nn.Module:
 
 
 def multi_head_steps(
-    attn: CausalSelfAttention, x: torch.Tensor, split: SplitFn | None = None
+    attn: nn.Module,
+    x: torch.Tensor,
+    split: SplitFn | None = None,
+    merge: MergeFn | None = None,
 ) -> list[Step]:
-    """The forward pass of `attn` on x [B, T, d], one named stage at a time.
+    """The forward pass of a fused-qkv attention layer on x [B, T, d], one named stage at a time.
 
-    The last step's tensor equals `attn(x)`. `split` replaces `attn.split_heads`, to run the
-    same layer with a wrong reshape.
+    `attn` holds the layer's `qkv` (d → 3d) and `proj` (d → d): gptlib's `CausalSelfAttention`,
+    or a student's module with the same two layers. `split` and `merge` replace its
+    `split_heads` and `merge_heads` (a layer without them must be given both): a student's
+    functions, or a wrong reshape. Between them the scores are scaled by 1/√d_h, causally masked
+    (unless `attn` is an `UnmaskedAttention`) and put through the softmax. With gptlib's layer
+    and its own split and merge, the last step's tensor equals `attn(x)`.
     """
     split = attn.split_heads if split is None else split
+    merge = attn.merge_heads if merge is None else merge
     qkv = attn.qkv(x)
-    q, k, v = (split(t) for t in qkv.split(attn.d_model, dim=-1))
-    scores = q @ k.transpose(-2, -1) / math.sqrt(attn.d_head)
+    q, k, v = (split(t) for t in qkv.split(x.shape[-1], dim=-1))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if is_masked(attn):
         scores = scores.masked_fill(~causal_mask(x.shape[1], device=x.device), float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     out = weights @ v
-    merged = attn.merge_heads(out)
+    merged = merge(out)
     y = attn.proj(merged)
     return [
         Step("input", "x", ("B", "T", "d"), x),
         Step("fused projection", "qkv = x @ W_qkv", ("B", "T", "3d"), qkv),
-        Step(
-            "split into heads",
-            "q = q.view(B, T, h, d_h).transpose(1, 2)",
-            ("B", "h", "T", "d_h"),
-            q,
-        ),
+        Step("split into heads", "q = split_heads(q), same for k, v", ("B", "h", "T", "d_h"), q),
         Step("scores", "q @ k.transpose(-2, -1) / √d_h", ("B", "h", "T", "T"), scores),
         Step("mask + softmax", "softmax(masked scores)", ("B", "h", "T", "T"), weights),
         Step("weighted sum of values", "out = weights @ v", ("B", "h", "T", "d_h"), out),
-        Step("merge heads", "out.transpose(1, 2).reshape(B, T, d)", ("B", "T", "d"), merged),
+        Step("merge heads", "out = merge_heads(out)", ("B", "T", "d"), merged),
         Step("output projection", "y = out @ W_O", ("B", "T", "d"), y),
     ]
 

@@ -6,7 +6,7 @@ features of every token, so the mask, which still runs over the scrambled "posit
 longer follows the tokens: head i's slot t holds a piece of token (i·T + t)/h. Some outputs can
 therefore read the token after them, which is their own training target. Through one layer
 `leaking_positions` finds them with the student's measurement (`moved_by_token`, notebook 04's
-exercise 3); through a model of several layers more positions reach their target, by reading a
+exercise 4); through a model of several layers more positions reach their target, by reading a
 slot that a layer below had already filled with it (`leaking_positions_in_model`). Those
 positions can learn to copy, and the training loss falls below the entropy floor of the text,
 as it does without any mask; asked to predict from a prefix alone, as in generation, the model

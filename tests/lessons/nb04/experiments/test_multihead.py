@@ -161,3 +161,20 @@ def test_head_patterns_refuses_bad_input():
         head_patterns(_gpt(2), torch.zeros(2, 3, dtype=torch.long))
     with pytest.raises(ValueError, match="layer"):
         head_patterns(_gpt(2), IDX, layer=2)
+
+
+def test_steps_run_a_students_layer_with_its_own_split_and_merge(attn, x):
+    """A module holding only `qkv` and `proj` (no split_heads of its own), run with a split and
+    a merge written another way: the stages end at gptlib's layer's output for the same weights,
+    and the merged stage is what goes into its output projection."""
+    student = nn.Module()
+    student.qkv, student.proj = attn.qkv, attn.proj
+    steps = multi_head_steps(
+        student,
+        x,
+        split=lambda t: torch.stack(t.chunk(4, dim=-1), dim=1),
+        merge=lambda out: torch.cat(out.unbind(dim=1), dim=-1),
+    )
+    torch.testing.assert_close(steps[-1].tensor, attn(x))
+    torch.testing.assert_close(attn.proj(steps[-2].tensor), steps[-1].tensor)
+    assert [s.name for s in steps][-2:] == ["merge heads", "output projection"]
