@@ -17,6 +17,7 @@ from gptlib import (
     seed_everything,
 )
 from gptlib.validation import check_token_ids
+from tests.test_state_dicts import ChapterGPT, randomise
 
 
 def chapter_formula(V: int, d: int, L: int, max_len: int) -> int:
@@ -39,6 +40,39 @@ def test_tied_weights_are_counted_once_and_shared():
     tied = GPT(GPTConfig(vocab_size=65, tie_weights=True))
     assert untied.num_parameters() - tied.num_parameters() == 65 * 128
     assert tied.lm_head.weight is tied.tok_emb.weight
+
+
+def test_frozen_parameters_are_counted_too():
+    model = GPT(GPTConfig(vocab_size=65))
+    model.tok_emb.weight.requires_grad_(False)
+    assert model.num_parameters() == chapter_formula(65, 128, 4, 256)
+
+
+class ChapterNamedGPT(ChapterGPT):
+    """The chapter's model under the chapter's own name for the unembedding, `head`."""
+
+    def __init__(self, vocab_size: int) -> None:
+        super().__init__(vocab_size)
+        self.head = self.lm_head
+        del self.lm_head
+
+
+def test_the_chapters_head_is_refused_by_name_and_loads_once_renamed_lm_head():
+    """model.py's docstring: rename `head` to `lm_head` and the two load each other strictly."""
+    chapter, library = ChapterNamedGPT(65), GPT(GPTConfig(vocab_size=65))
+    with pytest.raises(RuntimeError) as refused:
+        library.load_state_dict(chapter.state_dict(), strict=True)
+    assert 'Missing key(s) in state_dict: "lm_head.weight"' in str(refused.value)
+    assert 'Unexpected key(s) in state_dict: "head.weight"' in str(refused.value)
+    renamed = {
+        ("lm_head.weight" if name == "head.weight" else name): p
+        for name, p in randomise(chapter, 0).state_dict().items()
+    }
+    library.load_state_dict(renamed, strict=True)
+    assert all(torch.equal(library.state_dict()[name], p) for name, p in renamed.items())
+    back = {name.replace("lm_head.", "head."): p for name, p in library.state_dict().items()}
+    randomise(chapter, 1).load_state_dict(back, strict=True)
+    assert torch.equal(chapter.head.weight, library.lm_head.weight)
 
 
 def test_initial_loss_is_about_log_vocab():
