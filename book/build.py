@@ -9,7 +9,9 @@ never re-executed; README.md; the guides, docs/*.md and the maintainers' noteboo
 docs/under_the_hood.ipynb; a landing page and table of contents generated from
 notebooks/NN_*.ipynb and docs/ by book/course.py; book/_config.yml with the repository
 address), build them with Jupyter Book 1 (Sphinx) with every warning an error, then check every
-internal link and asset of the result (book/check_links.py). No step needs the network.
+internal link and asset of the result (book/check_links.py) and count the figures without a
+description (alt text that is words; tests/test_site.py fails on any). No step needs the
+network.
 
 In the staged copies of the notebooks (`fold_cells`), the code of nbgrader solution cells is
 folded behind a "Show the solution" toggle, and the guard cells (tag `guard`: the assertions
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import yaml
 
-from book.check_links import check_site
+from book.check_links import check_site, site_images
 from book.course import ROOT, guides, landing_page, notebooks, table_of_contents
 from book.launch import public_repo_url
 
@@ -217,6 +219,11 @@ def build(out: Path = BOOK, repo_url: str = "", ref: str = "") -> Path:
     problems = check_site(html)
     if problems:
         raise SystemExit("site: broken links or remote assets:\n" + "\n".join(problems))
+    images = site_images(html)
+    undescribed = [image for image in images if not image.described()]
+    for image in undescribed:  # tests/test_site.py fails on these
+        print(f"site: warning: {image.page}: a figure without a description", file=sys.stderr)
+    print(f"site: {len(images)} figures, {len(undescribed)} without a description")
     return html
 
 

@@ -1,4 +1,5 @@
-"""Check a built website offline: every internal link and asset resolves, nothing loads remotely.
+"""Check a built website offline: every internal link and asset resolves, nothing loads remotely,
+and every image has a description.
 
     python -m book.check_links book/_build/html
 
@@ -7,12 +8,17 @@ name a file of the site (a folder: its index.html), and each `#anchor` must be a
 `<a name>`) of the page it points into. Scripts, stylesheets, images and frames must come from
 the site itself, since the site must work without network access; links to other sites
 (Binder, the repository, references) are left alone.
+
+`site_images` lists every `<img>` with its alt text, and `undescribed_images` those whose alt
+is missing, empty or a file path (what Sphinx writes for an image without one): a reader with a
+screen reader hears the alt text in place of the figure.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
@@ -30,6 +36,23 @@ ASSET_ATTRIBUTES = {
 }
 LINK_ATTRIBUTES = {("a", "href"), ("area", "href"), ("link", "href")}
 SCHEMES_NOT_CHECKED = ("mailto", "javascript", "data", "tel")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".pdf")
+
+
+@dataclass(frozen=True)
+class Image:
+    """One `<img>` of a page: the page (relative to the site), its src and its alt text (None
+    when it has no alt attribute)."""
+
+    page: str
+    src: str
+    alt: str | None
+
+    def described(self) -> bool:
+        """Whether the alt text is words: not missing, empty or a file name or path."""
+        alt = (self.alt or "").strip()
+        looks_like_a_file = " " not in alt and (alt.lower().endswith(IMAGE_SUFFIXES) or "/" in alt)
+        return bool(alt) and alt != self.src and not looks_like_a_file
 
 
 class _PageParser(HTMLParser):
@@ -37,6 +60,7 @@ class _PageParser(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.ids: set[str] = set()
         self.refs: list[tuple[str, str, str, bool]] = []  # (tag, attribute, value, is_asset)
+        self.images: list[tuple[str, str | None]] = []  # (src, alt) of each <img>
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name: value for name, value in attrs if value is not None}
@@ -44,6 +68,8 @@ class _PageParser(HTMLParser):
             self.ids.add(values["id"])
         if tag == "a" and "name" in values:
             self.ids.add(values["name"])
+        if tag == "img":
+            self.images.append((values.get("src", ""), values.get("alt")))
         for attribute in ("href", "src"):
             if attribute not in values:
                 continue
@@ -112,6 +138,22 @@ def check_site(site: Path) -> list[str]:
     return [problem for page in pages for problem in check_page(site, page)]
 
 
+def site_images(site: Path) -> list[Image]:
+    """Every `<img>` of every page under `site`, in page order."""
+    site = site.resolve()
+    _parse.cache_clear()
+    return [
+        Image(page.relative_to(site).as_posix(), src, alt)
+        for page in _pages(site)
+        for src, alt in _parse(page).images
+    ]
+
+
+def undescribed_images(site: Path) -> list[Image]:
+    """The images under `site` whose alt text is missing, empty or a file path."""
+    return [image for image in site_images(site) if not image.described()]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", type=Path, help="the folder of the built HTML")
@@ -120,7 +162,12 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     print(f"links: {len(_pages(args.site.resolve()))} pages checked, {len(problems)} problems")
-    return 1 if problems else 0
+    images = site_images(args.site)
+    undescribed = [image for image in images if not image.described()]
+    for image in undescribed:
+        print(f"{image.page}: <img src={image.src!r}> has no description", file=sys.stderr)
+    print(f"figures: {len(images)} images, {len(undescribed)} without a description")
+    return 1 if problems or undescribed else 0
 
 
 if __name__ == "__main__":

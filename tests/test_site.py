@@ -8,7 +8,9 @@ the built pages is tests/ui/test_site.py.
 
 from __future__ import annotations
 
+import base64
 import copy
+import hashlib
 import html as html_text
 import json
 import re
@@ -26,7 +28,12 @@ pytest.importorskip("jupyter_book", reason='the website\'s tools: pip install -e
 from docutils import nodes  # noqa: E402
 
 from book import course  # noqa: E402
-from book._ext.course_site import installs_from, launch_box  # noqa: E402
+from book._ext.course_site import (  # noqa: E402
+    describe_figures,
+    figure_descriptions,
+    installs_from,
+    launch_box,
+)
 from book.build import (  # noqa: E402
     GUARD_PROMPTS,
     GUARD_TAG,
@@ -35,7 +42,7 @@ from book.build import (  # noqa: E402
     install_address_warning,
     stage,
 )
-from book.check_links import check_site  # noqa: E402
+from book.check_links import Image, check_site, site_images, undescribed_images  # noqa: E402
 from book.launch import (  # noqa: E402
     Repository,
     binder_url,
@@ -503,6 +510,49 @@ def test_check_links_finds_broken_files_anchors_and_remote_assets(tmp_path):
     assert check_site(tmp_path) == []
 
 
+# --- figure descriptions ------------------------------------------------------------------
+
+
+def _image_output(png: bytes, alt: str | None) -> dict:
+    metadata = {"image/png": {"alt": alt}} if alt else {}
+    data = {"image/png": base64.b64encode(png).decode(), "text/plain": "<Figure>"}
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
+
+
+def test_each_figure_of_a_page_gets_the_description_its_output_carries(tmp_path):
+    outputs = [_image_output(b"first png", "Bars of two runs."), _image_output(b"other", None)]
+    notebook = {"cells": [{"cell_type": "code", "source": "", "metadata": {}, "outputs": outputs}]}
+    first = hashlib.sha256(b"first png").hexdigest()
+    assert figure_descriptions(notebook) == {first: "Bars of two runs."}
+    path = tmp_path / "page.ipynb"
+    path.write_text(json.dumps(notebook))
+    doctree = nodes.section()
+    # MyST-NB names an image's file by the sha256 of its bytes
+    doctree += nodes.image(uri=f"../_build/jupyter_execute/{first}.png")
+    doctree += nodes.image(uri=f"{hashlib.sha256(b'other').hexdigest()}.png")
+    describe_figures(doctree, path)
+    described, plain = doctree.findall(nodes.image)
+    assert described["alt"] == "Bars of two runs." and "alt" not in plain
+
+
+def test_an_image_is_described_by_words_not_by_its_file(tmp_path):
+    (tmp_path / "index.html").write_text(
+        '<img src="_images/a.png" alt="Bars of two runs, one per seed."> <img src="b.png">'
+        ' <img src="_images/c.png" alt="_images/c.png"> <img src="d.png" alt="  ">'
+        ' <img src="e.svg" alt="../_images/e.svg">'
+    )
+    images = site_images(tmp_path)
+    assert [image.src for image in images] == ["_images/a.png", "b.png", "_images/c.png",
+                                               "d.png", "e.svg"]  # fmt: skip
+    assert [image.src for image in undescribed_images(tmp_path)] == [
+        "b.png",
+        "_images/c.png",
+        "d.png",
+        "e.svg",
+    ]
+    assert Image("p.html", "x.png", "A ratio of 4/3 and a file, x.png.").described()
+
+
 # --- the build ----------------------------------------------------------------------------
 
 
@@ -562,6 +612,29 @@ def test_the_maintainers_notebook_is_a_guide_page_with_its_outputs(built_site):
     assert "colab.research.google.com" not in html and "my-work/" not in _text(html)
     index = (built_site.html / "index.html").read_text(encoding="utf-8")
     assert f'href="{UNDER_THE_HOOD.removesuffix(".ipynb")}.html"' in index
+
+
+def test_every_figure_on_the_site_says_what_it_shows(built_site):
+    """Issue 44: each figure's alt text is the description its notebook output carries (set by
+    the gptlib plot that drew it), not the image's file path."""
+    images = site_images(built_site.html)
+    stored: dict[str, list[str | None]] = {}
+    for path in [*(n.path for n in course.notebooks()), UNDER_THE_HOOD]:
+        page = f"{path.removesuffix('.ipynb')}.html"
+        for cell in nbformat.read(ROOT / path, as_version=4).cells:
+            for output in cell.get("outputs", []):
+                if "image/png" in output.get("data", {}):
+                    alt = output.get("metadata", {}).get("image/png", {}).get("alt")
+                    stored.setdefault(page, []).append(alt)
+    assert len(images) == sum(len(alts) for alts in stored.values()), "a figure went missing"
+    undescribed = [image for image in images if not image.described()]
+    assert undescribed == [], (
+        f"{len(undescribed)} of {len(images)} figures without a description (regenerate the "
+        "notebooks; a figure drawn in a cell needs describe(fig, ...)):\n"
+        + "\n".join(f"{image.page}: alt={image.alt!r}" for image in undescribed)
+    )
+    for page, alts in stored.items():
+        assert [image.alt for image in images if image.page == page] == alts, page
 
 
 def test_math_is_served_by_the_local_mathjax(built_site):

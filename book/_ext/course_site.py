@@ -12,6 +12,10 @@
   A notebook without a workbook (the maintainers' docs/under_the_hood.ipynb) opens itself.
 - A live widget's output (a widget-view reference, which needs a kernel) becomes a short note;
   the static rendering the notebook draws beside each widget shows on the page.
+- Every figure of a notebook (an image output) gets its description as its alt text: the
+  `alt` that gptlib's plots put in the output's metadata (gptlib.lessons.engine.figures), which
+  MyST-NB does not read itself. An image without one keeps the file path Sphinx writes, which
+  tests/test_site.py counts.
 - MathJax 3 is copied from the django-static-mathjax package (MathJax's own es5 build; the
   package needs no Django) into `_static/mathjax`, so that the pages typeset math with no
   network.
@@ -19,10 +23,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import shutil
-from pathlib import Path
+from binascii import a2b_base64
+from pathlib import Path, PurePosixPath
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -40,6 +47,9 @@ from book.launch import (
 )
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# Image types of a notebook output: base64 text, and SVG (text as it is)
+BASE64_IMAGES = ("image/png", "image/jpeg", "image/gif")
+SVG = "image/svg+xml"
 WIDGET_NOTE = (
     "Interactive widget: its controls need a running Python kernel. Open this notebook in "
     "JupyterLab (see “Run this notebook” at the top of the page) to move them."
@@ -147,9 +157,39 @@ def launch_box(app: Sphinx, notebook_path: str, root: Path = ROOT) -> nodes.admo
     return box
 
 
+def figure_descriptions(notebook: dict) -> dict[str, str]:
+    """Each described image output of `notebook` (its JSON): the sha256 of the image's bytes,
+    the name MyST-NB gives the image's file, mapped to the output's `alt` metadata."""
+    found = {}
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            for mime, content in output.get("data", {}).items():
+                alt = output.get("metadata", {}).get(mime, {}).get("alt")
+                if not alt or mime not in (*BASE64_IMAGES, SVG):
+                    continue
+                text = "".join(content) if isinstance(content, list) else content
+                if mime == SVG:  # as MyST-NB writes it
+                    data = os.linesep.join(text.splitlines()).encode("utf-8")
+                else:
+                    data = a2b_base64(text)
+                found[hashlib.sha256(data).hexdigest()] = alt
+    return found
+
+
+def describe_figures(doctree: nodes.document, notebook: Path) -> None:
+    """Give every image of the notebook's page the description its output carries."""
+    descriptions = figure_descriptions(json.loads(notebook.read_text(encoding="utf-8")))
+    for image in doctree.findall(nodes.image):
+        alt = descriptions.get(PurePosixPath(image["uri"]).stem)
+        if alt:
+            image["alt"] = alt
+
+
 def on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    if not str(app.env.doc2path(docname)).endswith(".ipynb"):
+    source = Path(app.env.doc2path(docname))
+    if source.suffix != ".ipynb":
         return
+    describe_figures(doctree, source)
     for raw in list(doctree.findall(nodes.raw)):
         if WIDGET_VIEW in raw.astext():
             raw.replace_self(nodes.container("", _text(WIDGET_NOTE), classes=["course-widget"]))

@@ -2,7 +2,8 @@
 on 127.0.0.1 from the site `make site` builds (the session's `built_site`, tests/conftest.py).
 
 Each page: no console error, failed request or script error from the page's own assets; every
-image loaded (naturalWidth > 0); every piece of math typeset by the local MathJax, without a TeX
+image loaded (naturalWidth > 0) and described (its alt text is words, not its file's path: what
+a screen reader says for it); every piece of math typeset by the local MathJax, without a TeX
 error. The course map links to every notebook page; each notebook page carries its launch
 links, which open the notebook's workbook (`make lab`: the student's copy in my-work/). The
 maintainers' notebook, docs/under_the_hood.ipynb, is a guide page whose links open itself.
@@ -24,6 +25,7 @@ import pytest
 pytest.importorskip("jupyter_book", reason='the website\'s tools: pip install -e ".[site]"')
 
 from book import course  # noqa: E402
+from book.check_links import Image  # noqa: E402
 from book.launch import binder_url, launch_path, local_commands, my_work_path  # noqa: E402
 
 pytestmark = pytest.mark.ui
@@ -56,7 +58,7 @@ _IMAGES_JS = """async () => {
   const images = Array.from(document.images);
   await Promise.all(images.map(img => img.complete ? null :
       new Promise(done => { img.onload = img.onerror = done; })));
-  return images.map(img => [img.getAttribute('src'), img.naturalWidth]);
+  return images.map(img => [img.getAttribute('src'), img.naturalWidth, img.getAttribute('alt')]);
 }"""
 
 
@@ -112,8 +114,10 @@ def _open(page, url: str) -> dict:
 
 def _assert_clean(page, url: str, state: dict) -> None:
     assert not page.problems, f"{url}:\n" + "\n".join(page.problems)
-    broken = [src for src, width in state["images"] if width <= 0]
+    broken = [src for src, width, _ in state["images"] if width <= 0]
     assert not broken, f"{url}: images that did not load: {broken}"
+    undescribed = [src for src, _, alt in state["images"] if not Image(url, src, alt).described()]
+    assert not undescribed, f"{url}: images without a description: {undescribed}"
     math = state["math"]
     assert math["mathjax"] or not math["boxes"], f"{url}: math, but no MathJax: {math}"
     assert math["typeset"] == math["boxes"], f"{url}: math not typeset: {math}"
