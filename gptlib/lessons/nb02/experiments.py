@@ -1,5 +1,6 @@
-"""Why attention divides by √d_k (notebook 02): the student's softmax measurement swept over
-head sizes, and a retrieval head trained with and without the division.
+"""Why attention divides by √d_k (notebook 02): the student's softmax measurement (and their
+softmax, for the weights the explorer shows) swept over head sizes, and a retrieval head
+trained with and without the division.
 
 Queries and keys have independent N(0, 1) components, as the chapter assumes at
 initialisation, so an unscaled score q·k has variance d_k.
@@ -22,6 +23,12 @@ WIDEST_DRAW = 1024  # components drawn once per seed; d_k <= this uses a prefix 
 # Notebook 02's measure_softmax: (q [N, d_k], k [N, n_keys, d_k], upstream [N, n_keys], scaled)
 # -> (score std, mean max weight, mean entropy in nats, mean gradient norm).
 Measure = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, bool], Sequence[float]]
+# Notebook 02's softmax_rows: scores [..., n] -> weights over the last axis, [..., n].
+Softmax = Callable[[torch.Tensor], torch.Tensor]
+
+
+def _torch_softmax(scores: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(scores, dim=-1)
 
 
 @dataclass(frozen=True)
@@ -80,25 +87,68 @@ def _draw(
 
 
 def saturation(
-    d_k: int, scaled: bool, measure: Measure, seed: int = 0, n_queries: int = 256, n_keys: int = 16
+    d_k: int,
+    scaled: bool,
+    measure: Measure,
+    seed: int = 0,
+    n_queries: int = 256,
+    n_keys: int = 16,
+    softmax: Softmax = _torch_softmax,
 ) -> Saturation:
-    """`measure` on the seeded rows of width d_k (each query against its own n_keys keys)."""
+    """`measure` on the seeded rows of width d_k (each query against its own n_keys keys), and
+    `softmax` on the whole table of scores [n_queries, n_keys] for the weights the plots show.
+
+    Raises ValueError when `softmax` returns anything but finite weights of the scores' shape.
+    """
     q, k, upstream = draw_rows(d_k, seed, n_queries, n_keys)
     score_std, max_weight, entropy, grad_norm = (
-        float(x) for x in measure(q.clone(), k.clone(), upstream.clone(), scaled)
+        _number(x) for x in measure(q.clone(), k.clone(), upstream.clone(), scaled)
     )
     scores = torch.einsum("nd,nkd->nk", q, k) / (math.sqrt(d_k) if scaled else 1.0)
-    return Saturation(
-        d_k, scaled, scores, torch.softmax(scores[0], -1), score_std, max_weight, entropy, grad_norm
-    )
+    weights = softmax(scores.clone())
+    setting = f"d_k = {d_k}, {'scaled' if scaled else 'unscaled'}"
+    if not isinstance(weights, torch.Tensor) or weights.shape != scores.shape:
+        raise ValueError(
+            f"softmax must return weights of the scores' shape {list(scores.shape)}, got "
+            f"{_described(weights)} ({setting})"
+        )
+    weights = weights.detach().float()
+    broken = (~torch.isfinite(weights)).any(dim=-1)
+    if broken.any():
+        raise ValueError(
+            f"softmax gave NaN or infinite weights in {int(broken.sum())} of {n_queries} rows "
+            f"({setting}; largest score {scores.max():z.1f}): exp overflows float32 above about "
+            "88, so subtract each row's largest score before exponentiating"
+        )
+    return Saturation(d_k, scaled, scores, weights[0], score_std, max_weight, entropy, grad_norm)
+
+
+def _number(value: object) -> float:
+    """A measured number as a float: a float, a NumPy number, or a one-element tensor (detached,
+    so that a tensor still attached to autograd converts without a warning)."""
+    return float(value.detach()) if isinstance(value, torch.Tensor) else float(value)
+
+
+def _described(value: object) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {list(value.shape)}"
+    return type(value).__name__
 
 
 def saturation_sweep(
-    widths: Sequence[int], measure: Measure, seed: int = 0, n_queries: int = 256, n_keys: int = 16
+    widths: Sequence[int],
+    measure: Measure,
+    softmax: Softmax = _torch_softmax,
+    seed: int = 0,
+    n_queries: int = 256,
+    n_keys: int = 16,
 ) -> dict[bool, list[Saturation]]:
-    """`saturation` at every width, unscaled (key False) and scaled (key True) (notebook 02)."""
+    """`saturation` at every width, unscaled (key False) and scaled (key True) (notebook 02:
+    the student's `measure_softmax` and `softmax_rows`)."""
     return {
-        scaled: [saturation(d_k, scaled, measure, seed, n_queries, n_keys) for d_k in widths]
+        scaled: [
+            saturation(d_k, scaled, measure, seed, n_queries, n_keys, softmax) for d_k in widths
+        ]
         for scaled in (False, True)
     }
 

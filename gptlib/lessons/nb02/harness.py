@@ -64,7 +64,8 @@ def measures_in_range(output: tuple, q, k, upstream, scaled) -> str | None:
     if not isinstance(output, tuple | list) or len(output) != 4:
         return "return four numbers: (score std, max weight, entropy, grad norm)"
     n_keys = k.shape[1]
-    max_weight, entropy = float(output[1]), float(output[2])
+    # detached: a right answer may return tensors still attached to autograd
+    max_weight, entropy = (float(torch.as_tensor(x).detach()) for x in output[1:3])
     if not 1 / n_keys - 1e-6 <= max_weight <= 1 + 1e-6:
         return (
             f"the mean largest weight of a row of {n_keys} weights lies between 1/{n_keys} "

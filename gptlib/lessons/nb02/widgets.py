@@ -1,7 +1,8 @@
 """The d_k explorer of notebook 02: drag d_k, toggle the 1/√d_k scaling, watch the softmax.
 
 It shows the results of a sweep (`gptlib.lessons.nb02.experiments.saturation_sweep`, run
-with the student's `measure_softmax`), so a redraw looks its numbers up instead of measuring.
+with the student's `measure_softmax` and `softmax_rows`), so a redraw looks its numbers up
+instead of measuring.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from gptlib.lessons.nb02.plots import SaturationView
 class SaturationExplorer(Explorer):
     """A d_k slider over the sweep's widths and a scaled/unscaled toggle (notebook 02).
 
-    `curves` is `saturation_sweep(widths, measure)`: {False: unscaled runs, True: scaled runs},
-    one per width, in the same order.
+    `curves` is `saturation_sweep(widths, measure, softmax)`: {False: unscaled runs, True:
+    scaled runs}, one per width, in the same order.
     """
 
     def __init__(

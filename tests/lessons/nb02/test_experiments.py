@@ -1,8 +1,10 @@
 """experiments.saturation: the sweep feeds a measurement the seeded rows of every width (with the
-reference measurement of notebook 02's exercise, against the chapter's variance argument); the
-retrieval training with and without 1/√d_k on a small, fast setting."""
+reference measurement of notebook 02's exercise, against the chapter's variance argument) and a
+softmax the whole table of scores, refusing weights that overflowed; the retrieval training
+with and without 1/√d_k on a small, fast setting."""
 
 import math
+import warnings
 from itertools import pairwise
 
 import pytest
@@ -99,6 +101,58 @@ def test_plotted_scores_and_weights_follow_the_rows():
     assert torch.allclose(scaled.scores, raw.scores / 10.0)
 
 
+def test_the_softmax_given_weighs_the_whole_table_and_draws_the_plotted_row():
+    seen = []
+
+    def softmax(scores):
+        seen.append(scores)
+        return torch.softmax(scores.double(), dim=-1)  # another dtype path is fine
+
+    run = saturation(32, False, MEASURE, n_queries=64, n_keys=8, softmax=softmax)
+    ((scores,),) = [seen]
+    torch.testing.assert_close(scores, run.scores)
+    assert scores.shape == (64, 8) and run.weights.dtype == torch.float32
+    torch.testing.assert_close(run.weights, torch.softmax(run.scores[0], dim=-1))
+
+
+def _plain_exp(scores):
+    return scores.exp() / scores.exp().sum(dim=-1, keepdim=True)
+
+
+def test_a_softmax_that_overflows_on_the_widest_scores_is_a_clear_value_error():
+    q, k, _ = draw_rows(1024)
+    scores = torch.einsum("nd,nkd->nk", q.double(), k.double())  # exact enough in float64
+    overflowing = int((scores.amax(-1) > math.log(torch.finfo(torch.float32).max)).sum())
+    assert overflowing > 0  # the sweep's widest unscaled scores pass float32's exp limit
+    with pytest.raises(ValueError, match=rf"in {overflowing} of 256 rows \(d_k = 1024, unscaled"):
+        saturation(1024, False, MEASURE, softmax=_plain_exp)
+    scaled = saturation(1024, True, MEASURE, softmax=_plain_exp)  # scaled scores stay small
+    torch.testing.assert_close(scaled.weights, torch.softmax(scaled.scores[0], dim=-1))
+
+
+@pytest.mark.parametrize(
+    ("softmax", "match"),
+    [
+        (lambda s: s[0], r"shape \[256, 16\], got a tensor of shape \[16\]"),
+        (lambda s: s.tolist(), r"got list"),
+    ],
+)
+def test_a_softmax_of_the_wrong_shape_is_a_clear_value_error(softmax, match):
+    with pytest.raises(ValueError, match=match):
+        saturation(4, True, MEASURE, softmax=softmax)
+
+
+def test_numbers_still_attached_to_autograd_are_taken_without_a_warning():
+    def measure(q, k, upstream, scaled):
+        z = torch.ones(3, requires_grad=True)
+        return z.sum(), z.mean(), z.max(), (2 * z).min()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = saturation(4, False, measure)
+    assert (run.score_std, run.max_weight, run.entropy, run.grad_norm) == (3.0, 1.0, 1.0, 2.0)
+
+
 def test_same_seed_same_rows_other_seed_other_rows():
     a, b, c = draw_rows(16, seed=1), draw_rows(16, seed=1), draw_rows(16)
     assert torch.equal(a[0], b[0]) and not torch.equal(a[0], c[0])
@@ -132,7 +186,14 @@ def test_bad_input_is_a_clear_value_error(kwargs, match):
 
 
 def test_sweep_runs_every_width_in_both_modes():
-    sweep = saturation_sweep([2, 8], MEASURE, seed=5, n_queries=16, n_keys=4)
+    calls = []
+
+    def softmax(scores):
+        calls.append(scores.shape)
+        return torch.softmax(scores, dim=-1)
+
+    sweep = saturation_sweep([2, 8], MEASURE, softmax, seed=5, n_queries=16, n_keys=4)
+    assert calls == [(16, 4)] * 4  # the softmax given, on every width in both modes
     assert sorted(sweep) == [False, True]
     for scaled, runs in sweep.items():
         assert [r.d_k for r in runs] == [2, 8]
