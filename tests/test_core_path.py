@@ -158,7 +158,7 @@ def findings(path: Path) -> list[str]:
         )
     if abs(minutes.core - said) > ABOUT:
         found.append(
-            f"{path.name}: the core path comes to {minutes.core:z.1f} minutes, and the first cell "
+            f"{path.name}: the core path comes to {minutes.core:z.2f} minutes, and the first cell "
             f"says 'about {said} minutes' (within {ABOUT}): say 'about "
             f"{5 * round(minutes.core / 5)} minutes' there (at most {most(path)}) and in its row "
             f"of docs/prose_numbers.md, or {TRADE}"
@@ -314,7 +314,7 @@ if __name__ == "__main__":
         m, said = estimate(lesson), stated(lesson) or target(lesson)
         room = most(lesson) + ABOUT - m.core
         print(
-            f"{lesson.stem:32s} {said:5d} {m.core:6.1f} {said + ABOUT:6d} {left(lesson):5.1f} "
-            f"{room:5.1f}  optional {m.optional:4.1f}"
+            f"{lesson.stem:32s} {said:5d} {m.core:z6.1f} {said + ABOUT:6d} {left(lesson):z5.1f} "
+            f"{room:z5.1f}  optional {m.optional:z4.1f}"
         )
     print("left: before the first cell must say more; room: before the lesson must trade")

@@ -135,13 +135,14 @@ SPECS: dict[str, NotebookSpec] = {
     "02_attention": NotebookSpec(
         "02_*.ipynb",
         (
-            # Unscaled, the scores' spread grows like sqrt(d_k) and the softmax saturates;
+            # The sweep's prediction, then the explorer under the sweep (core path), fed by it:
+            # unscaled, the scores' spread grows like sqrt(d_k) and the softmax saturates;
             # dividing by sqrt(d_k) brings the weights back.
+            *prediction("guess_gradient = Prediction(", "5", "guess_gradient.reveal("),
             Interaction("d_k", "slider", "End", line("score std"), "increases"),
             Interaction("scaled by 1/√d_k", "toggle", "click", line("max weight"), "decreases"),
             Interaction("unscaled", "toggle", "click", line("max weight"), "increases"),
             Interaction("d_k", "slider", "Home", line("max weight"), "decreases"),
-            *prediction("guess_gradient = Prediction(", "5", "guess_gradient.reveal("),
             *prediction("guess_ratio = Prediction(", "0.2", "guess_ratio.reveal("),
             *prediction("guess_batch = Prediction(", "100", "guess_batch.reveal("),
             question("q_over_divided = Question("),
