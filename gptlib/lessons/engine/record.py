@@ -48,6 +48,8 @@ _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([^"']+)["']""")
 _SUMMARY_END = re.compile(r"[:;]|\.\s|\.$")
 _SUMMARY_CHARS = 110
+# JupyterLab right-aligns table cells; the record's columns are text.
+_CELL = 'style="text-align: left; vertical-align: top"'
 _NOTEBOOK = re.compile(r"\d\d_[a-z0-9_]+\.ipynb")  # a lesson's notebook: not NN_x.new.ipynb
 
 DELEGATED_ABOUT = "handed the work to code that already does it"
@@ -208,8 +210,12 @@ class CourseRecord:
                     continue
             rows = "".join(_html_row(exercise) for exercise in lesson.exercises)
             parts.append(
-                '<table class="gptlib-record"><thead><tr><th>exercise</th><th>result</th>'
-                "<th>what your wrong tries showed</th><th>revisit</th></tr></thead>"
+                '<table class="gptlib-record"><thead><tr>'
+                + "".join(
+                    f"<th {_CELL}>{head}</th>"
+                    for head in ("exercise", "result", "what your wrong tries showed", "revisit")
+                )
+                + "</tr></thead>"
                 f"<tbody>{rows}</tbody></table>"
             )
         if self.damaged:
@@ -258,9 +264,10 @@ def _html_row(exercise: ExerciseRecord) -> str:
             text = f'<a href="{href}">{text}</a>'
         revisit = text
     return (
-        f"<tr><td><code>{html.escape(exercise.name)}</code></td>"
-        f'<td style="color: {colour}">{html.escape(exercise.status())}</td>'
-        f"<td><ul>{tries}</ul></td><td>{revisit}</td></tr>"
+        f"<tr><td {_CELL}><code>{html.escape(exercise.name)}</code></td>"
+        f'<td style="text-align: left; vertical-align: top; color: {colour}">'
+        f"{html.escape(exercise.status())}</td>"
+        f"<td {_CELL}><ul>{tries}</ul></td><td {_CELL}>{revisit}</td></tr>"
     )
 
 
