@@ -21,7 +21,7 @@ from gptlib.data.grammar import TOY_GRAMMAR
 from gptlib.lessons.shared.experiments.text_entropy import context_entropy
 from gptlib.lessons.shared.experiments.toy import plain_adam, toy_text_ids, train_losses
 from gptlib.lessons.shared.experiments.variants import Variant, build_gpt
-from gptlib.model import GPT, GPTConfig
+from gptlib.model import GPT, GPTConfig, KVCache
 
 # One small model for every experiment of notebook 06; depth is the knob that matters.
 D_MODEL, N_HEADS, BLOCK_SIZE, BATCH_SIZE = 32, 4, 32, 16
@@ -29,6 +29,8 @@ TOY_SENTENCES = 2000
 VOCAB_SIZE = TOY_GRAMMAR.tokenizer().vocab_size
 NORM_LABELS = {"pre": "Pre-LN", "post": "Post-LN"}
 Measured = TypeVar("Measured", torch.Tensor, tuple[torch.Tensor, ...])
+# Notebook 06's exercise `block_forward(x, ln1, attn, ln2, mlp, norm)`: one block, x [B, T, d].
+BlockForward = Callable[..., torch.Tensor]
 
 
 def transformer_init_(model: GPT) -> GPT:
@@ -57,8 +59,31 @@ def toy_data() -> torch.Tensor:
     return toy_text_ids(TOY_SENTENCES, seed=0)[0]
 
 
-def build_model(norm: str, n_layers: int, seed: int = 0) -> GPT:
-    """A GPT with `norm` placement ("pre" or "post") and the original Transformer's init."""
+class WiredBlock(nn.Module):
+    """A block's own modules (`ln1`, `attn`, `ln2`, `mlp`, with their parameter names), wired by
+    a function: `block_forward(x, ln1, attn, ln2, mlp, norm)`, x [B, T, d] → [B, T, d], as the
+    student writes it in notebook 06. Initialised in the same order as the block it wraps."""
+
+    def __init__(self, block: nn.Module, norm: str, block_forward: BlockForward) -> None:
+        super().__init__()
+        self.ln1, self.attn, self.ln2, self.mlp = block.ln1, block.attn, block.ln2, block.mlp
+        self.norm = norm
+        self.block_forward = block_forward
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """x [B, T, d] → [B, T, d]; no KV cache (these models are trained, not sampled)."""
+        if cache is not None:
+            raise ValueError("a WiredBlock runs whole sequences: it takes no KV cache")
+        return self.block_forward(x, self.ln1, self.attn, self.ln2, self.mlp, self.norm)
+
+
+def build_model(
+    norm: str, n_layers: int, seed: int = 0, block_forward: BlockForward | None = None
+) -> GPT:
+    """A GPT with `norm` placement ("pre" or "post") and the original Transformer's init.
+
+    With `block_forward` (notebook 06's exercise), every block is a `WiredBlock` run by that
+    function; the weights are the same as without it."""
     torch.manual_seed(seed)
     config = GPTConfig(
         vocab_size=VOCAB_SIZE,
@@ -67,7 +92,11 @@ def build_model(norm: str, n_layers: int, seed: int = 0) -> GPT:
         n_layers=n_layers,
         max_len=BLOCK_SIZE,
     )
-    return transformer_init_(build_gpt(config, Variant(norm=norm)))
+    model = build_gpt(config, Variant(norm=norm))
+    if block_forward is not None:
+        for i, block in enumerate(model.blocks):
+            model.blocks[i] = WiredBlock(block, norm, block_forward)
+    return transformer_init_(model)
 
 
 def per_model(
@@ -76,18 +105,23 @@ def per_model(
     n_layers: int,
     ids: torch.Tensor,
     n_models: int = 4,
+    block_forward: BlockForward | None = None,
 ) -> Measured:
     """`measure(model, inputs, targets)` of `n_models` models at initialisation, stacked.
 
-    Models are `build_model(norm, n_layers, seed)` for seeds 0..n_models-1 (a seed draws the
-    same weights for both placements); each sees the same batch of ids [N], inputs and targets
-    [BATCH_SIZE, BLOCK_SIZE]. `measure` returns a tensor or a tuple of tensors (as notebook 06's
-    exercises do); the result is a tensor [n_models, ...] or a tuple of such, in float64.
+    Models are `build_model(norm, n_layers, seed, block_forward)` for seeds 0..n_models-1 (a
+    seed draws the same weights for both placements); each sees the same batch of ids [N],
+    inputs and targets [BATCH_SIZE, BLOCK_SIZE]. `measure` returns a tensor or a tuple of
+    tensors (as notebook 06's exercises do); the result is a tensor [n_models, ...] or a tuple
+    of such, in float64.
     """
     if n_models < 1:
         raise ValueError(f"need n_models >= 1, got {n_models}")
     inputs, targets = BatchSampler(ids, BATCH_SIZE, BLOCK_SIZE, seed=1000).sample()
-    runs = [measure(build_model(norm, n_layers, seed=s), inputs, targets) for s in range(n_models)]
+    runs = [
+        measure(build_model(norm, n_layers, s, block_forward), inputs, targets)
+        for s in range(n_models)
+    ]
     if isinstance(runs[0], torch.Tensor):
         return _stack(runs)
     return tuple(_stack(part) for part in zip(*runs, strict=True))
@@ -99,10 +133,11 @@ def mean_over_models(
     n_layers: int,
     ids: torch.Tensor,
     n_models: int = 4,
+    block_forward: BlockForward | None = None,
 ) -> Measured:
     """The mean over models of `per_model`, in the same form as one measurement: an estimate of
     the expected value, as Xiong et al. take it, rather than one draw."""
-    runs = per_model(measure, norm, n_layers, ids, n_models)
+    runs = per_model(measure, norm, n_layers, ids, n_models, block_forward)
     return runs.mean(0) if isinstance(runs, torch.Tensor) else tuple(r.mean(0) for r in runs)
 
 
@@ -244,13 +279,15 @@ def learning_rate_grid(
     warmup_steps: int = 15,
     seeds: tuple[int, ...] = (0, 1),
     batch_size: int = 8,
+    block_forward: BlockForward | None = None,
 ) -> LearningRateGrid:
     """Train every arm × depth × learning rate × seed on ids [N]; return the losses.
 
-    Each run is a `build_model` GPT (Xavier init) trained by `train_losses` with plain Adam at
-    a constant learning rate, after a linear warmup of `warmup_steps` in the warmup arm. A
-    seed fixes both the initial weights and the batches, so the three arms of a seed start
-    from the same weights (up to the norm placement) and see the same data.
+    Each run is a `build_model` GPT (Xavier init; its blocks run by `block_forward` when one is
+    given) trained by `train_losses` with plain Adam at a constant learning rate, after a linear
+    warmup of `warmup_steps` in the warmup arm. A seed fixes both the initial weights and the
+    batches, so the three arms of a seed start from the same weights (up to the norm
+    placement) and see the same data.
     """
     if not depths or not lrs or not seeds:
         raise ValueError(f"need depths, lrs and seeds, got {depths}, {lrs}, {seeds}")
@@ -259,7 +296,8 @@ def learning_rate_grid(
     runs = []
     for (norm, warm), depth, lr, seed in itertools.product(ARMS.values(), depths, lrs, seeds):
         config = plain_adam(steps, lr, warmup_steps if warm else 0, batch_size, BLOCK_SIZE, seed)
-        runs.append(train_losses(build_model(norm, depth, seed=seed), ids, config))
+        model = build_model(norm, depth, seed, block_forward)
+        runs.append(train_losses(model, ids, config))
     curves = torch.stack(runs).view(len(ARMS), len(depths), len(lrs), len(seeds), steps)
     return LearningRateGrid(
         tuple(ARMS),
@@ -296,10 +334,14 @@ class LastBlockGradient:
 
 
 def last_block_gradient(
-    norm: str, n_layers: int, ids: torch.Tensor, n_models: int = 4
+    norm: str,
+    n_layers: int,
+    ids: torch.Tensor,
+    n_models: int = 4,
+    block_forward: BlockForward | None = None,
 ) -> LastBlockGradient:
     """`LastBlockGradient` of the models and batch `mean_over_models` uses, for ids [N]."""
-    parts = mean_over_models(_last_block_parts, norm, n_layers, ids, n_models)
+    parts = mean_over_models(_last_block_parts, norm, n_layers, ids, n_models, block_forward)
     return LastBlockGradient(*(float(part) for part in parts))
 
 

@@ -44,6 +44,39 @@ def test_build_model_uses_the_requested_placement_and_is_seeded():
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
 
 
+def _wired(x, ln1, attn, ln2, mlp, norm):
+    """A right block_forward written apart from the lesson's reference: one sublayer at a time."""
+    for ln, sublayer in ((ln1, attn), (ln2, mlp)):
+        x = x + sublayer(ln(x)) if norm == "pre" else ln(x + sublayer(x))
+    return x
+
+
+def _no_residual(x, ln1, attn, ln2, mlp, norm):
+    """A wrong block_forward: Pre-LN without its skips."""
+    return mlp(ln2(attn(ln1(x))))
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_a_wired_model_runs_the_function_on_the_same_weights(norm):
+    plain = npl.build_model(norm, 3, seed=2)
+    wired = npl.build_model(norm, 3, seed=2, block_forward=_wired)
+    assert all(isinstance(b, npl.WiredBlock) and b.norm == norm for b in wired.blocks)
+    assert plain.state_dict().keys() == wired.state_dict().keys()
+    assert all(
+        torch.equal(p, q) for p, q in zip(plain.parameters(), wired.parameters(), strict=True)
+    )
+    idx = torch.randint(0, npl.VOCAB_SIZE, (2, 8), generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(wired(idx)[0], plain(idx)[0])
+    broken = npl.build_model(norm, 3, seed=2, block_forward=_no_residual)
+    assert not torch.allclose(broken(idx)[0], plain(idx)[0], atol=1e-3)  # the function decides
+
+
+def test_a_wired_block_takes_no_cache():
+    block = npl.build_model("pre", 1, block_forward=_wired).blocks[0]
+    with pytest.raises(ValueError, match="no KV cache"):
+        block(torch.zeros(1, 2, npl.D_MODEL), cache=object())
+
+
 def _last_logit_norms(model, inputs, targets):
     """A measurement of one number per block, to average: a stand-in for notebook 06's."""
     last = float(model(inputs)[0][:, -1].detach().norm())
@@ -101,6 +134,28 @@ def test_grid_cells_are_the_runs_train_losses_makes(data):
         expected = train_losses(npl.build_model(norm, 2, seed=1), data, config)
         torch.testing.assert_close(grid.curves[a, 1, 0, 1], expected, rtol=0, atol=0)
     assert grid.floor == context_entropy(data)
+
+
+def test_measurements_and_the_grid_run_the_block_forward_handed_in(data):
+    def measure(model, inputs, targets):
+        return model(inputs)[0][:, -1].detach().norm(dim=-1)
+
+    for norm in ("pre", "post"):
+        torch.testing.assert_close(
+            npl.per_model(measure, norm, 2, data, 2, block_forward=_wired),
+            npl.per_model(measure, norm, 2, data, 2),
+            rtol=0,
+            atol=0,
+        )
+    settings = dict(depths=(2,), lrs=(1e-2,), steps=4, warmup_steps=2, seeds=(0,), batch_size=4)
+    grid = npl.learning_rate_grid(data, **settings)
+    torch.testing.assert_close(
+        npl.learning_rate_grid(data, **settings, block_forward=_wired).curves, grid.curves
+    )
+    unskipped = npl.learning_rate_grid(data, **settings, block_forward=_no_residual)
+    assert not torch.allclose(unskipped.curves[0], grid.curves[0])
+    split = npl.last_block_gradient("pre", 2, data, n_models=1, block_forward=_wired)
+    assert split == npl.last_block_gradient("pre", 2, data, n_models=1)
 
 
 def _grid(curves, floor=2.8):

@@ -40,6 +40,22 @@ def test_the_profiles_are_the_measurement_on_one_model_and_are_kept():
     assert calls == [2, 2] and set(cache) == {("post", 2), ("pre", 2)}  # post was not redone
 
 
+def test_the_explorer_runs_the_block_forward_handed_in():
+    seen = []
+
+    def block_forward(x, ln1, attn, ln2, mlp, norm):
+        seen.append(norm)
+        x = x + attn(ln1(x)) if norm == "pre" else ln1(x + attn(x))
+        return x + mlp(ln2(x)) if norm == "pre" else ln2(x + mlp(x))
+
+    def measure(model, inputs, targets):
+        model(inputs)
+        return fake_measure(model, inputs, targets)
+
+    GradientNormExplorer(measure, depth=2, choice="both", block_forward=block_forward)
+    assert seen == ["pre", "pre", "post", "post"]  # one model of 2 blocks per placement
+
+
 def test_controls_redraw():
     explorer = GradientNormExplorer(fake_measure, depth=4, choice="both")
     assert explorer.lines[0] == "depth = 4" and len(explorer.view.ax.get_lines()) == 2
