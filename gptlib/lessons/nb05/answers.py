@@ -2,11 +2,11 @@
 
 ANSWERS = {
     "05.gpt2-mlp-share": """
-        Less than half: {share:z.3f}. Each block gives its MLP the two-thirds share
-        ({block_share:z.3f} at d = 768), but the model also holds its embedding tables,
-        {embeddings:,} parameters (the unembedding shares the token table), against {mlp:,} in
-        all twelve MLPs, out of {total:,}. The two-thirds share of a whole model holds only when
-        its blocks dwarf its tables.
+        Less than two thirds: {share:z.3f}. Each block gives its MLP the two-thirds share
+        ({block_share:z.3f} at d = 1,024), but the model also holds its token and position
+        tables, {embeddings:,} parameters (the unembedding shares the token table), against
+        {mlp:,} in all 24 MLPs, out of {total:,}. The two-thirds share of a whole model holds
+        only when its blocks dwarf its tables, and a table of 50,257 tokens is large.
     """,
     "05.gradient-plot": """
         Without a skip, each block hands the next one nothing but its own output, and with

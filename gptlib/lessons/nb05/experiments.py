@@ -86,6 +86,7 @@ def deep_stack(
     block_size: int = 32,
     vocab_size: int = 65,
     seed: int = 0,
+    mlp: Callable[[int], nn.Module] | None = None,
 ) -> GPT:
     """A float64 GPT whose blocks keep or drop their skip connections (a lesson variant,
     `gptlib.lessons.shared.experiments.variants`), with GPT-2's initialisation unless `init(model)`
@@ -95,6 +96,11 @@ def deep_stack(
     connection as the only difference between `residual=True` and `False`. The final
     LayerNorm before the unembedding stays. float64 so that gradients far below float32's
     smallest positive number (about 1.4e-45) are measured rather than rounded to 0.
+
+    `mlp(d_model)` (notebook 05's `MLP` class) builds the module that replaces each block's MLP,
+    loaded with that MLP's weights (its layers named `up` and `down`, as gptlib's): the same
+    stack, run by another MLP. `init` runs after the swap, on the new modules, drawing what it
+    would draw without it.
     """
     torch.manual_seed(seed)
     config = GPTConfig(
@@ -105,9 +111,41 @@ def deep_stack(
         max_len=block_size,
     )
     model = build_gpt(config, Variant(residual=residual, block_norms=layer_norm))
+    if mlp is not None:
+        with torch.random.fork_rng(devices=[]):  # building it draws nothing `init` will draw
+            for block in model.blocks:
+                own = mlp(d_model)
+                own.load_state_dict(block.mlp.state_dict())
+                block.mlp = own
     if init is not None:
         init(model)
     return model.double()
+
+
+def stack_lines(model: GPT) -> list[str]:
+    """What a GPT's stack is made of, as `name = value` lines: depth, width and heads, the MLP's
+    widths, and the standard deviation of each kind of weight: the embedding tables, each
+    linear layer of a block (pooled over the blocks) and the unembedding."""
+    config = model.config
+    mlp_layers = [m for m in model.blocks[0].mlp.modules() if isinstance(m, nn.Linear)]
+    widths = [mlp_layers[0].in_features] + [m.out_features for m in mlp_layers]
+    pooled: dict[str, list[torch.Tensor]] = {}
+    tables = []
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear | nn.Embedding):
+            kind = ".".join(name.split(".")[-2:]) if name.startswith("blocks.") else name
+            pooled.setdefault(kind, []).append(module.weight.detach().flatten())
+            tables += [kind] if isinstance(module, nn.Embedding) else []
+    std = {kind: f"{float(torch.cat(weights).std()):z.2g}" for kind, weights in pooled.items()}
+    in_blocks = [kind for kind in std if "." in kind]
+    return [
+        f"blocks = {len(model.blocks)}",
+        f"d = {config.d_model} ({config.n_heads} heads)",
+        f"MLP widths = {' -> '.join(str(w) for w in widths)}",
+        "embedding std = " + ", ".join(f"{k} {std[k]}" for k in tables),
+        "weight std in every block = " + ", ".join(f"{k} {std[k]}" for k in in_blocks),
+        f"unembedding weight std = {std['lm_head']}",
+    ]
 
 
 @dataclass(frozen=True)
@@ -138,14 +176,23 @@ def gradient_flow(
     block_size: int = 32,
     d_model: int = 64,
     seed: int = 0,
+    mlp: Callable[[int], nn.Module] | None = None,
 ) -> GradientFlow:
-    """One forward and backward pass of `deep_stack` on random tokens, measured by
-    `grad_norms(model, inputs, targets)` (per-block gradient norms [L]: notebook 05 hands in
-    `gradient_norms.loss_gradient_norms`), with each block's output recorded on the way."""
+    """One forward and backward pass of `deep_stack` (each block's MLP built by `mlp` if given)
+    on random tokens, measured by `grad_norms(model, inputs, targets)` (per-block gradient norms
+    [L]: notebook 05 hands in `loss_gradient_norms`), with each block's output recorded on the
+    way."""
     if n_layers < 1 or block_size < 2:
         raise ValueError(f"need n_layers >= 1 and block_size >= 2, got {n_layers}, {block_size}")
     model = deep_stack(
-        n_layers, residual, layer_norm, init, d_model=d_model, block_size=block_size, seed=seed
+        n_layers,
+        residual,
+        layer_norm,
+        init,
+        d_model=d_model,
+        block_size=block_size,
+        seed=seed,
+        mlp=mlp,
     )
     generator = torch.Generator().manual_seed(seed)
     V = model.config.vocab_size

@@ -83,6 +83,69 @@ def test_deep_stack_lets_an_init_redraw_the_weights_before_float64():
     assert drawn.tok_emb.weight.std().item() == pytest.approx(1.0, rel=0.05)
 
 
+class _StudentMLP(torch.nn.Module):
+    """An MLP as a student writes it, apart from gptlib's: the two layers and GELU, no dropout."""
+
+    def __init__(self, d_model, activation=F.gelu):
+        super().__init__()
+        self.up = torch.nn.Linear(d_model, 4 * d_model)
+        self.down = torch.nn.Linear(4 * d_model, d_model)
+        self.activation = activation
+
+    def forward(self, x):
+        return self.down(self.activation(self.up(x)))
+
+
+def test_deep_stack_runs_the_mlp_handed_in_on_the_blocks_own_weights():
+    plain = residuals.deep_stack(3, residual=False, layer_norm=False)
+    own = residuals.deep_stack(3, residual=False, layer_norm=False, mlp=_StudentMLP)
+    assert all(type(b.mlp) is _StudentMLP for b in own.blocks)
+    assert own.blocks[0].mlp.up.weight.dtype == torch.float64
+    assert plain.state_dict().keys() == own.state_dict().keys()
+    for p, q in zip(plain.state_dict().values(), own.state_dict().values(), strict=True):
+        assert torch.equal(p, q)
+    seen = []
+    drawn = residuals.deep_stack(2, residual=True, mlp=_StudentMLP, init=lambda m: seen.append(m))
+    assert type(seen[0].blocks[0].mlp) is _StudentMLP and seen[0] is drawn  # init sees the swap
+    redrawn = [  # building the MLPs draws nothing: an init draws what it would without them
+        residuals.deep_stack(2, residual=False, mlp=mlp, init=_variance_preserving)
+        for mlp in (None, _StudentMLP)
+    ]
+    for p, q in zip(*(m.state_dict().values() for m in redrawn), strict=True):
+        assert torch.equal(p, q)
+
+
+def test_gradient_flow_measures_the_stack_with_the_mlp_handed_in():
+    plain = _flow(4, residual=False, layer_norm=False)
+    own = _flow(4, residual=False, layer_norm=False, mlp=_StudentMLP)
+    torch.testing.assert_close(own.grad_norms, plain.grad_norms, rtol=1e-12, atol=0)
+    torch.testing.assert_close(own.outputs, plain.outputs, rtol=1e-12, atol=0)
+
+    def relu_mlp(d_model):
+        return _StudentMLP(d_model, F.relu)
+
+    relu = _flow(4, residual=False, layer_norm=False, mlp=relu_mlp)
+    assert not torch.allclose(relu.grad_norms, plain.grad_norms)  # the MLP handed in runs
+
+
+def test_stack_lines_read_the_modules():
+    model = residuals.deep_stack(6, residual=False, layer_norm=False, d_model=32)
+    lines = residuals.stack_lines(model)
+    assert lines[:3] == ["blocks = 6", "d = 32 (4 heads)", "MLP widths = 32 -> 128 -> 32"]
+    with torch.no_grad():
+        proj, down = (
+            float(torch.cat([layer.weight.flatten() for layer in layers]).std())
+            for layers in ([b.attn.proj for b in model.blocks], [b.mlp.down for b in model.blocks])
+        )
+    assert abs(proj - 0.02 / math.sqrt(2 * 6)) < 3e-4  # GPT-2's shrunk projections
+    assert lines[3] == "embedding std = tok_emb 0.02, pos_emb 0.02"
+    assert lines[4] == (
+        f"weight std in every block = attn.qkv 0.02, attn.proj {proj:z.2g}, "
+        f"mlp.up 0.02, mlp.down {down:z.2g}"
+    )
+    assert lines[5] == "unembedding weight std = 0.02"
+
+
 def test_gelu_gain_matches_a_monte_carlo_estimate():
     z = torch.randn(2_000_000, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     assert residuals.gelu_gain() == pytest.approx(float(F.gelu(z).pow(2).mean().rsqrt()), rel=2e-3)
