@@ -196,10 +196,20 @@ class RetrievalHead(nn.Module):
     the attention output goes through a linear readout to logits over the values. At
     initialisation every component of q and k has mean 0 and variance 1, the chapter's
     assumption, so unscaled scores spread with std √d_k. `scaled` divides them by √d_k.
+
+    `qk_gain` multiplies the initial W_Q and W_K, and so the initial scores by qk_gain²: with
+    qk_gain = d_k^(-1/4) an unscaled head starts from the scaled head's scores, with d_k^(1/4) a
+    scaled head starts from the unscaled head's (the controls of notebook 02's section 7).
     """
 
     def __init__(
-        self, task: RetrievalTask, d_k: int, scaled: bool, d_model: int, generator: torch.Generator
+        self,
+        task: RetrievalTask,
+        d_k: int,
+        scaled: bool,
+        d_model: int,
+        generator: torch.Generator,
+        qk_gain: float = 1.0,
     ) -> None:
         super().__init__()
         self.scaled, self.d_k = scaled, d_k
@@ -214,6 +224,8 @@ class RetrievalHead(nn.Module):
                 nn.init.normal_(emb.weight, std=1.0, generator=generator)
             for linear in (self.W_Q, self.W_K, self.W_V, self.readout):
                 nn.init.normal_(linear.weight, std=d_model**-0.5, generator=generator)
+            self.W_Q.weight.mul_(qk_gain)
+            self.W_K.weight.mul_(qk_gain)
 
     def forward(
         self, keys: torch.Tensor, values: torch.Tensor, queried: torch.Tensor
@@ -239,7 +251,10 @@ class RetrievalRun:
 
     losses [steps]: each step's cross-entropy in nats per answer (before the update);
     answer_weight [steps]: the mean attention weight on the queried pair (1/n_pairs when the
-    head reads at random, 1 when it reads the right pair).
+    head reads at random, 1 when it reads the right pair);
+    query_grad [steps]: ‖∂L/∂W_Q‖ of each step's batch;
+    top3_share [steps]: of the batch's gradients on the queried pair's score, |∂L_b/∂z_b,j*|, the
+    share that its three largest examples carry.
     """
 
     d_k: int
@@ -250,6 +265,8 @@ class RetrievalRun:
     batch_size: int
     losses: torch.Tensor
     answer_weight: torch.Tensor
+    query_grad: torch.Tensor
+    top3_share: torch.Tensor
 
     @property
     def chance_loss(self) -> float:
@@ -263,11 +280,16 @@ class RetrievalRun:
         return self.losses[start:stop].mean().item()
 
     def steps_to_learn(self, threshold: float = 0.5, window: int = 25) -> int | None:
-        """The first step from which the mean loss of `window` steps is below `threshold`
-        nats, or None when the run never gets there."""
+        """How many steps the run had trained when the mean loss of its last `window` steps
+        first fell below `threshold` nats, or None when the run never gets there."""
         means = self.losses.unfold(0, window, 1).mean(-1)  # [steps - window + 1]
         below = torch.nonzero(means < threshold)
-        return int(below[0]) if len(below) else None
+        return int(below[0]) + window if len(below) else None
+
+    def examples_to_learn(self, threshold: float = 0.5, window: int = 25) -> int | None:
+        """`steps_to_learn` in training examples seen: steps times the batch size."""
+        steps = self.steps_to_learn(threshold, window)
+        return None if steps is None else steps * self.batch_size
 
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
@@ -280,6 +302,7 @@ def first_batch(
     d_model: int = 32,
     task: RetrievalTask = RetrievalTask(),
     seed: int = 0,
+    qk_gain: float = 1.0,
 ) -> tuple[RetrievalHead, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The head at initialisation and the first batch (keys, values, queried) of the run that
     `train_retrieval` with the same arguments trains (notebook 02).
@@ -289,7 +312,9 @@ def first_batch(
     """
     check_positive_int("d_k", d_k)
     check_positive_int("batch_size", batch_size)
-    head = RetrievalHead(task, d_k, scaled, d_model, torch.Generator().manual_seed(seed))
+    if not qk_gain > 0:
+        raise ValueError(f"qk_gain must be positive, got {qk_gain}")
+    head = RetrievalHead(task, d_k, scaled, d_model, torch.Generator().manual_seed(seed), qk_gain)
     return head, *task.batch(batch_size, torch.Generator().manual_seed(seed + 1))
 
 
@@ -303,28 +328,60 @@ def train_retrieval(
     d_model: int = 32,
     task: RetrievalTask = RetrievalTask(),
     seed: int = 0,
+    qk_gain: float = 1.0,
+    until_learned: int | None = None,
 ) -> RetrievalRun:
     """Train a fresh `RetrievalHead` on `task` and record the run (notebook 02); its first step
-    is `first_batch` with the same arguments."""
+    is `first_batch` with the same arguments.
+
+    With `until_learned`, training goes on after `steps` until `steps_to_learn()` is reached
+    or `until_learned` steps have run (an unlearned run then stops there).
+    """
     if steps < 25:
         raise ValueError(f"steps must be at least 25 (losses are averaged over 25), got {steps}")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}")
-    model, *_ = first_batch(d_k, scaled, batch_size, d_model, task, seed)
+    if until_learned is not None and until_learned < steps:
+        raise ValueError(f"until_learned must be at least steps ({steps}), got {until_learned}")
+    model, *_ = first_batch(d_k, scaled, batch_size, d_model, task, seed, qk_gain)
     update = OPTIMIZERS[optimizer](model.parameters(), lr=lr)
     batches = torch.Generator().manual_seed(seed + 1)
-    losses, answer_weight = torch.empty(steps), torch.empty(steps)
-    for step in range(steps):
+    rows = torch.arange(batch_size)
+    most = steps if until_learned is None else until_learned
+    losses, answer_weight, query_grad, top3_share = (torch.empty(most) for _ in range(4))
+    step = 0
+    while step < most and (step < steps or _mean_of_last(losses[:step]) >= 0.5):
         keys, values, queried = task.batch(batch_size, batches)
         logits, scores = model(keys, values, queried)
-        loss = F.cross_entropy(logits, values.gather(1, queried[:, None])[:, 0])
+        scores.retain_grad()
+        loss = F.cross_entropy(logits, values[rows, queried])
         update.zero_grad()
         loss.backward()
+        on_pair = scores.grad[rows, queried].abs()  # [B]; each example's loss / B: shares agree
+        query_grad[step] = model.W_Q.weight.grad.norm()
+        top3_share[step] = on_pair.topk(min(3, batch_size)).values.sum() / on_pair.sum()
         update.step()
         losses[step] = loss.item()
         weights = torch.softmax(scores.detach(), dim=-1)
-        answer_weight[step] = weights.gather(1, queried[:, None]).mean()
-    return RetrievalRun(d_k, scaled, task, optimizer, lr, batch_size, losses, answer_weight)
+        answer_weight[step] = weights[rows, queried].mean()
+        step += 1
+    return RetrievalRun(
+        d_k,
+        scaled,
+        task,
+        optimizer,
+        lr,
+        batch_size,
+        losses[:step],
+        answer_weight[:step],
+        query_grad[:step],
+        top3_share[:step],
+    )
+
+
+def _mean_of_last(losses: torch.Tensor, window: int = 25) -> float:
+    """The mean of the last `window` losses (the window `steps_to_learn` reads)."""
+    return losses[-window:].mean().item()
 
 
 def scaling_runs(d_k: int, steps: int = 300, **kwargs) -> dict[bool, RetrievalRun]:

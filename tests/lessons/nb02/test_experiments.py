@@ -269,13 +269,63 @@ def test_first_batch_is_where_training_starts():
     assert run.losses.std() < 0.5  # lr 0: the same head on other batches
 
 
-def test_steps_to_learn_is_the_first_window_below_the_threshold():
+def test_steps_to_learn_counts_the_steps_trained_when_the_window_first_drops_below():
     run = _small_run(True, d_k=8, steps=30)
     losses = torch.cat([torch.full((10,), 2.0), torch.full((20,), 0.1)])
-    fake = type(run)(8, True, SMALL, "adam", 0.01, 16, losses, run.answer_weight)
-    # the mean of 5 steps first drops below 0.5 when at most one step of 2.0 is left in it
-    assert fake.steps_to_learn(0.5, window=5) == 9
+    fake = type(run)(8, True, SMALL, "adam", 0.01, 16, losses, *(run.answer_weight,) * 3)
+    # the mean of the last 5 steps first drops below 0.5 when one step of 2.0 is left in it:
+    # steps 9 to 13, so after 14 steps (14 batches of 16 examples)
+    assert fake.steps_to_learn(0.5, window=5) == 14
+    assert fake.examples_to_learn(0.5, window=5) == 14 * 16
     assert fake.steps_to_learn(0.01, window=5) is None
+    assert fake.examples_to_learn(0.01, window=5) is None
+
+
+def test_qk_gain_multiplies_the_initial_scores_by_its_square():
+    keys, values, queried = SMALL.batch(64, torch.Generator().manual_seed(0))
+    gain = 256**0.25  # 4: the scores grow 16 = √256 times
+
+    def scores(scaled, qk_gain):
+        head, *_ = first_batch(256, scaled, d_model=16, task=SMALL, seed=2, qk_gain=qk_gain)
+        with torch.no_grad():
+            return head(keys, values, queried)[1]
+
+    torch.testing.assert_close(scores(False, 1 / gain), scores(True, 1.0))  # narrow start
+    torch.testing.assert_close(scores(True, gain), scores(False, 1.0))  # wide start
+    with pytest.raises(ValueError, match="qk_gain must be positive"):
+        first_batch(8, True, qk_gain=0.0)
+
+
+def test_the_recorded_gradients_are_each_steps_own():
+    run = _small_run(False, d_k=64, steps=25)
+    head, keys, values, queried = first_batch(64, False, batch_size=16, d_model=16, task=SMALL)
+    logits, scores = head(keys, values, queried)
+    rows = torch.arange(16)
+    losses = torch.nn.functional.cross_entropy(logits, values[rows, queried], reduction="none")
+    # each example's own loss, differentiated one at a time: no batch mean to undo
+    on_pair = torch.stack(
+        [torch.autograd.grad(losses[b], scores, retain_graph=True)[0][b, queried[b]] for b in rows]
+    ).abs()
+    top3 = on_pair.sort(descending=True).values[:3].sum() / on_pair.sum()
+    (grad_q,) = torch.autograd.grad(losses.mean(), head.W_Q.weight)
+    assert run.query_grad[0].item() == pytest.approx(grad_q.norm().item(), rel=1e-5)
+    assert run.top3_share[0].item() == pytest.approx(top3.item(), rel=1e-5)
+    assert run.query_grad.shape == run.top3_share.shape == (25,)
+    assert ((run.top3_share > 0) & (run.top3_share <= 1 + 1e-6)).all()
+
+
+def test_until_learned_stops_when_learned_or_at_its_limit():
+    learns = train_retrieval(
+        8, True, 25, lr=1e-2, batch_size=16, d_model=16, task=SMALL, until_learned=400
+    )
+    assert learns.steps_to_learn() == len(learns.losses) < 400  # stopped on the step it learned
+    assert learns.losses[-25:].mean() < 0.5 <= learns.losses[-26:-1].mean()
+    stuck = train_retrieval(
+        256, False, 25, lr=1e-2, batch_size=16, d_model=16, task=SMALL, until_learned=60
+    )
+    assert len(stuck.losses) == 60 and stuck.steps_to_learn() is None
+    with pytest.raises(ValueError, match="until_learned must be at least steps"):
+        train_retrieval(8, True, 50, until_learned=40)
 
 
 def test_both_start_from_the_same_weights_and_batches():
