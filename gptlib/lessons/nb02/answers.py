@@ -14,8 +14,10 @@ ANSWERS = {
         ({max_weight_512:z.3f} at 512), so the queried pair keeps a usable weight in many
         examples where it is not the top. Your first_step_gradients on the first batch at
         d_k = 16 shows it: the three largest of 32 examples carry {top3_16:z.0%} of the gradient
-        on the queried pair's score, against {top3_512:z.0%} at 512. Many more examples teach the
-        head which key to read from the first step, so it gets going sooner: {loss_16:z.1f} nats
-        at steps 150-175, against {loss_512:z.1f} at 512.
+        on the queried pair's score, against {top3_512:z.0%} at 512. On section 7's hypothesis,
+        many more examples teach the head which key to read from the first step, so it gets going
+        sooner: {loss_16:z.1f} nats at steps 150-175, against {loss_512:z.1f} at 512 (seed 0).
+        Not a controlled comparison: with the head's input width of 32, d_k = 16 also halves the
+        rank of the product of W_Q and W_K.
     """,
 }
