@@ -738,7 +738,7 @@ def test_a_graded_release_grades_planted_answers_as_the_full_check(
     recording knows it only where the release keeps it."""
     from gptlib.lessons.engine.checks.core import forget_tries
     from gptlib.lessons.engine.checks.recorded import load_recording
-    from tests.lessons.engine.checks.test_registry import INDEPENDENT
+    from tests.lessons.engine.checks.test_every_exercise import INDEPENDENT
 
     package = graded_package(path)
     names = _lesson_exercises(path)

@@ -273,7 +273,7 @@ def test_grading_on_hidden_inputs_agrees_with_the_students_kernel(lesson, monkey
     each. An independent right answer passes (on the hidden inputs too), a stub is not
     implemented, no catalogued mistake passes. (The instructor's reference is planted too; where
     it calls what an exercise forbids, both refuse it alike.)"""
-    from tests.lessons.engine.checks.test_registry import INDEPENDENT
+    from tests.lessons.engine.checks.test_every_exercise import INDEPENDENT
 
     path = LESSONS[lesson]
     names = classroom.exercises_of([path])

@@ -52,6 +52,8 @@ COINCIDENCES = {
     "the parameters one character adds",
     ("07_build_the_gpt", "guess_first", "2.40", "04_multi_head_attention"): "a loss in 04's "
     "table of heads trained on another task, not the capstone's loss at position 0",
+    ("07_build_the_gpt", "guess_first", "2.39", "02_scaled_dot_product_attention"): "a "
+    "retrieval head's loss at step 100 in 02's seeds table, not the capstone's loss at position 0",
     ("08_train_and_sample", "guess_gap", "0.21", "02_scaled_dot_product_attention"): "the "
     "scaled head's loss at step 150 in 02's table, not 08's gap between held-out and training",
     ("08_train_and_sample", "guess_rung", "'+ several heads'", "08_train_and_sample"): "the "
