@@ -77,3 +77,20 @@ def position_summary(T: int, d: int, base: float = 10000.0) -> PositionSummary:
         neighbour_similarity=neighbour,
         first_rival=int(rivals[0]) + 2 if len(rivals) else None,
     )
+
+
+def mean_abs_cosine(table: torch.Tensor, min_offset: int = 1) -> float:
+    """Mean |cosine(P_i, P_j)| over every pair i < j with j - i >= min_offset, each pair once.
+
+    table [T, d]. A pair-weighted mean: offset k contributes its T - k pairs, so the few pairs
+    at the largest offsets weigh no more than their number, and the mean compares directly with
+    the |cosine| of one pair of random vectors, about sqrt(2 / (π d)).
+    """
+    T = table.shape[0] if table.dim() == 2 else 0
+    if not 1 <= min_offset < T:
+        raise ValueError(
+            f"min_offset must be between 1 and T - 1 for a table [T, d], got {min_offset} "
+            f"for {list(table.shape)}"
+        )
+    i, j = torch.triu_indices(T, T, offset=min_offset)
+    return cosine_similarity_matrix(table)[i, j].abs().mean().item()

@@ -17,7 +17,16 @@ def plot_position_tables(tables: Mapping[str, torch.Tensor], fig: Figure) -> Fig
     axes = fig.subplots(len(tables), 2, squeeze=False)
     for (name, table), (vec_ax, sim_ax) in zip(tables.items(), axes, strict=True):
         table = table.detach()
-        image = vec_ax.imshow(table.numpy(), aspect="auto", cmap="RdBu_r", interpolation="nearest")
+        # symmetric limits put white at 0, so the colour's sign is the value's sign
+        limit = table.abs().max().item() or 1.0
+        image = vec_ax.imshow(
+            table.numpy(),
+            aspect="auto",
+            cmap="RdBu_r",
+            vmin=-limit,
+            vmax=limit,
+            interpolation="nearest",
+        )
         fig.colorbar(image, ax=vec_ax)
         vec_ax.set(title=f"{name}: P [{table.shape[0]}, {table.shape[1]}]", xlabel="column")
         vec_ax.set_ylabel("position")
@@ -30,7 +39,8 @@ def plot_position_tables(tables: Mapping[str, torch.Tensor], fig: Figure) -> Fig
     describe(
         fig,
         f"One row per table of position vectors ({shapes}): on the left the table as a heatmap "
-        "(position down, column across; red positive, blue negative), on the right the cosine "
+        "(position down, column across; red positive, blue negative, white at 0), on the right the "
+        "cosine "
         "similarity of every pair of positions (viridis, -1 to 1), 1 along its diagonal where a "
         "position meets itself.",
     )
@@ -66,8 +76,13 @@ class PositionView:
             [], [], "x", color="red", markersize=9, mew=2, label="first rival"
         )
         self.line_ax.set(title="cosine(P_0, P_t)", xlabel="position t", ylim=(-1.05, 1.05))
-        self.line_ax.legend(fontsize=8, loc="lower left")
+        self._legend(rival=False)
         self.title = fig.suptitle("", fontsize=11)
+
+    def _legend(self, rival: bool) -> None:
+        """The legend names the red x only when a rival is drawn."""
+        handles = [self.line, self.neighbour] + ([self.rival] if rival else [])
+        self.line_ax.legend(handles=handles, fontsize=8, loc="lower left")
 
     def update(self, summary: PositionSummary) -> None:
         """Show `summary`: images resized to its [T, d] and [T, T], titles and marks redrawn."""
@@ -85,6 +100,7 @@ class PositionView:
         self.rival.set_data(
             [rival] if rival else [], [summary.similarity[0, rival]] if rival else []
         )
+        self._legend(rival=rival is not None)
         verdict = f"position {rival} looks as close to 0 as 1 does" if rival else "no rival"
         marked = (
             f"position {rival}, the first as close to P_0 as P_1 is, marked with a red x"

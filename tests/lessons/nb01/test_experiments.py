@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from gptlib.lessons.nb01.experiments import (
     cosine_similarity_matrix,
+    mean_abs_cosine,
     position_summary,
     sinusoidal_wavelengths,
 )
@@ -67,6 +68,25 @@ def test_lines_name_the_numbers():
     ]
 
 
+def test_mean_abs_cosine_weighs_each_pair_once():
+    # four positions: pairs at offset >= 2 are (0, 2), (1, 3) and (0, 3), each counted once
+    table = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [1.0, 1.0]])
+    pairs = [
+        F.cosine_similarity(table[i], table[j], dim=0).abs() for i, j in ((0, 2), (1, 3), (0, 3))
+    ]
+    assert mean_abs_cosine(table, min_offset=2) == pytest.approx(sum(pairs).item() / 3)
+    # |cos| 1 and 0.707 at offset 2, 0.707 at offset 3: each pair once gives (1 + 2 x 0.707) / 3,
+    # where a mean over the two offsets would give ((1 + 0.707) / 2 + 0.707) / 2
+    assert mean_abs_cosine(table, min_offset=2) == pytest.approx((1 + 2 / math.sqrt(2)) / 3)
+
+
+def test_mean_abs_cosine_of_random_rows_is_about_sqrt_2_over_pi_d():
+    table = torch.randn(200, 128, generator=torch.Generator().manual_seed(0))
+    assert mean_abs_cosine(table, min_offset=8) == pytest.approx(
+        math.sqrt(2 / (math.pi * 128)), rel=0.03
+    )
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [
@@ -74,6 +94,8 @@ def test_lines_name_the_numbers():
         (lambda: position_summary(8, 7), "d must be even"),
         (lambda: sinusoidal_wavelengths(3), "d must be even"),
         (lambda: cosine_similarity_matrix(torch.ones(2, 3, 4)), r"\[T, d\]"),
+        (lambda: mean_abs_cosine(torch.ones(4, 2), min_offset=4), "between 1 and T - 1"),
+        (lambda: mean_abs_cosine(torch.ones(4), min_offset=1), "between 1 and T - 1"),
     ],
 )
 def test_bad_input_is_a_clear_value_error(call, match):
