@@ -14,14 +14,21 @@ ANSWERS = {
         each window has no target: B·(T−1) = {from_same_tokens}.
     """,
     "03.diagonal-blocked": """
-        Row 0 would have no key left: every score in it is −∞, the softmax divides 0 by 0 and the
-        row is NaN ({nan_rows} of the {T} rows of section 3's picture). It does not stay there:
-        the next layer mixes every position with position 0's output, and any weight times NaN
-        is NaN, so after one more mixing {nan_after} of {T} rows are NaN: the whole model's output
-        would be NaN. Were row 0 patched (letting the first query see itself), position t would
-        still not lose its own token: the residual connection adds the attention's output to x
-        rather than replacing x, so the token reaches its position past the attention. It could
-        only no longer weigh itself against the earlier keys.
+        Row 0 would have no key left: every score in it is −∞. What that gives depends on the
+        code. The softmax written out (your function, torch.softmax) divides 0 by 0 and the row
+        is NaN ({nan_rows} of the {T} rows of section 3's picture); the next layer mixes every
+        position with position 0's output, and any weight times NaN is NaN, so after one more
+        mixing {nan_after} of {T} rows are NaN: the bug announces itself. The course's model does
+        not take that path: gptlib's attention calls F.scaled_dot_product_attention, which in
+        recent versions of torch (the one here included) returns 0 for a row with no key. On the
+        same scores it gives {fused_nan} NaN, and row 0's output is {fused_row0:z.1f} in every
+        feature: position 0 silently gets nothing from attention. Section 4's model, every
+        attention run that way, gives {model_nan} NaN among its {n_logits} logits and a finite
+        loss, {model_loss:z.2f}: nothing announces the bug (with the softmax written out instead,
+        {written_nan} of them are NaN).
+        Either way, position t would not lose its own token: the residual connection adds the
+        attention's output to x rather than replacing x, so the token reaches its position past
+        the attention. It could only no longer weigh itself against the earlier keys.
     """,
     "03.no-detour": """
         Every hop goes one way. In each layer, position i reads only the keys j ≤ i, so

@@ -69,3 +69,52 @@ def test_perturbation_refuses_what_is_not_a_change_matrix():
         perturbation(torch.zeros(3), 0, True)
     with pytest.raises(ValueError, match=r"0\.\.2"):
         perturbation(CAUSAL, 3, True)
+
+
+def test_change_path_factors_multiply_to_the_measured_logit_ratio(model):
+    from gptlib.lessons.nb03.experiments import change_path
+    from gptlib.lessons.shared.experiments.attention_maps import attention_maps
+
+    idx = torch.randint(0, 11, (1, 9), generator=torch.Generator().manual_seed(1))
+    other = (idx + 1) % 11
+    path = change_path(model, idx, other, 4)
+    edited = idx.clone()
+    edited[0, 4] = other[0, 4]
+    with torch.no_grad():
+        moved = (model(edited)[0] - model(idx)[0]).abs().amax(-1)[0]  # [T]
+    assert path.logit_ratio == pytest.approx((moved[4] / moved[5]).item(), rel=1e-5)
+    assert torch.tensor(list(path.factors().values())).prod().item() == pytest.approx(
+        path.logit_ratio, rel=1e-5
+    )
+    weight = attention_maps(model, idx)[0, 0, :, 5, 4].mean().item()  # block 0, query 5, key 4
+    assert path.weight == pytest.approx(weight, rel=1e-5)
+    own = (model.tok_emb.weight[other[0, 4]] - model.tok_emb.weight[idx[0, 4]]).norm().item()
+    assert path.own == pytest.approx(own, rel=1e-5)
+
+
+def test_change_path_refuses_bad_input(model):
+    from gptlib.lessons.nb03.experiments import change_path
+
+    idx = torch.zeros(1, 6, dtype=torch.long)
+    with pytest.raises(ValueError, match="position must be in 0..4"):
+        change_path(model, idx, idx + 1, 5)
+    with pytest.raises(ValueError, match=r"\[1, T\]"):
+        change_path(model, idx.expand(2, 6), idx.expand(2, 6) + 1, 2)
+
+
+def test_with_diagonal_blocked_is_nan_written_out_and_silent_through_the_fused_call(model):
+    from gptlib.lessons.nb03.experiments import with_diagonal_blocked
+
+    idx = torch.randint(0, 11, (2, 7), generator=torch.Generator().manual_seed(2))
+    written = with_diagonal_blocked(model, fused=False)(idx)[0]  # [B, T, V]
+    assert written.isnan().all()  # position 0's NaN reaches every position through layer 2
+    fused = with_diagonal_blocked(model)
+    logits = fused(idx)[0]
+    assert not logits.isnan().any()
+    # position 0 gets exactly nothing from attention (W_O's bias, 0 at GPT-2's init): a copy
+    # with every W_O zeroed, which gets nothing anywhere, gives position 0 the same logits
+    silent = with_diagonal_blocked(model)
+    for block in silent.blocks:
+        torch.nn.init.zeros_(block.attn.proj.weight)
+    torch.testing.assert_close(silent(idx)[0][:, 0], logits[:, 0])
+    assert not model(idx)[0].isnan().any()  # the original keeps its own mask
