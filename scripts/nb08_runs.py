@@ -1,13 +1,17 @@
 """Make notebook 08's long runs and store them in gptlib/data/nb08_runs.json.
 
     python scripts/nb08_runs.py chapter            # the chapter's GPT, 5,000 steps (~8 min)
-    python scripts/nb08_runs.py ladder --jobs 2    # the ablation ladder (~10 min on 2 cores)
+    python scripts/nb08_runs.py ablation --jobs 2  # leave-one-out, 36 runs (~22 min on 2 cores)
+    python scripts/nb08_runs.py lookups            # the two-lookups task on 3 seeds (~1 min)
 
 Every run uses the reference training loop and batch function of notebook 08's exercises (the
 `train` and `get-batch` exercises of `gptlib.lessons.nb08.checks`), on one thread, so the notebook's
-live runs of the student's loop land on the stored curves. `ladder` trains every rung on every seed
-at the chapter's learning rate; it keeps what is already in the file, so it can be run in pieces:
-`--minutes` stops starting new runs after that long. Run it again until it says nothing is left.
+live runs of the student's loop land on the stored curves. `ablation` trains every row of the
+leave-one-out table on every seed at the chapter's learning rate, every row on seed 0 at a second
+rate, and the rows still falling at the end on seed 0 for twice the steps; each run ends with its
+loss on every held-out character. It keeps what is already in the file, so it can be run in
+pieces: `--minutes` stops starting new runs after that long. Run it again until it says nothing is
+left.
 """
 
 from __future__ import annotations
@@ -25,15 +29,23 @@ import gptlib
 from gptlib import GPT, GPTConfig
 from gptlib.data import CharTokenizer, tiny_shakespeare, train_val_split
 from gptlib.lessons.engine.checks import REGISTRY
-from gptlib.lessons.nb08.experiments.ablation import RUNGS, train_rung
+from gptlib.lessons.nb08.experiments.ablation import (
+    BY_NAME,
+    held_out_loss,
+    held_out_windows,
+    train_row,
+)
 from gptlib.lessons.nb08.experiments.long_runs import RUNS, Curves, fixed_batches
+from gptlib.lessons.nb08.experiments.two_lookups import TwoLookups, evaluate_heads, train_heads
 
 TRAIN, GET_BATCH = REGISTRY["train"].reference, REGISTRY["get-batch"].reference
 CHAPTER = {"steps": 5000, "lr": 3e-3, "eval_every": 50, "eval_batches": 10, "batch_size": 12,
            "block_size": 64, "seed": 0, "init": "gpt2", "embedding_std": 1.0}  # fmt: skip
-LADDER_SETTINGS = {"steps": 4000, "eval_every": 250, "eval_batches": 20, "batch_size": 12,
-                   "block_size": 64, "d_model": 64, "n_layers": 2, "n_heads": 4}  # fmt: skip
-LR, SEEDS = 3e-3, (0, 1, 2)
+ABLATION = {"steps": 3000, "eval_every": 250, "eval_batches": 20, "batch_size": 12,
+            "block_size": 64, "d_model": 64, "n_layers": 2, "n_heads": 4}  # fmt: skip
+LR, OTHER_LR, SEEDS = 3e-3, 1e-3, (0, 1, 2)
+LONGER, LONGER_ROWS = 6000, ("no positions", "no MLP", "no residuals", "no attention")
+LOOKUPS = {"steps": 500, "lr": 1e-2, "held_out_seed": 12345, "held_out": 512}
 
 
 def corpus() -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -58,18 +70,36 @@ def chapter_run() -> dict:
     return {"settings": {**c, "seconds": seconds}, **Curves.of(out).to_dict()}
 
 
-def ladder_run(config: str, seed: int) -> dict:
+def ablation_run(config: str, seed: int, lr: float, steps: int) -> dict:
     torch.set_num_threads(1)
     train_ids, val_ids, V = corpus()
-    s = LADDER_SETTINGS
+    s = ABLATION
     start = time.perf_counter()
-    curves = train_rung(TRAIN, GET_BATCH, RUNGS[config], train_ids, val_ids, V, lr=LR,
-                        steps=s["steps"], eval_every=s["eval_every"], seed=seed,
-                        n_eval=s["eval_batches"])  # fmt: skip
+    model, curves = train_row(TRAIN, GET_BATCH, BY_NAME[config], train_ids, val_ids, V, lr=lr,
+                              steps=steps, eval_every=s["eval_every"], seed=seed,
+                              n_eval=s["eval_batches"])  # fmt: skip
+    held_out = held_out_loss(model, *held_out_windows(val_ids, s["block_size"]))
     data = curves.to_dict()
-    del data["losses"]  # the estimates are enough for the ladder
-    return {"config": config, "seed": seed, "seconds": round(time.perf_counter() - start, 1),
-            **data}  # fmt: skip
+    del data["losses"]  # the estimates are enough for the table
+    return {"config": config, "seed": seed, "lr": lr, "held_out": round(held_out, 4),
+            "seconds": round(time.perf_counter() - start, 1), **data}  # fmt: skip
+
+
+def lookups_runs() -> dict:
+    """The two-lookups models of notebook 08 (1, 2 and 4 heads, and 4 without positions) on
+    seeds 0-2, scored on the notebook's held-out sequences."""
+    task, c = TwoLookups(), LOOKUPS
+    held_out = task.sample(c["held_out"], torch.Generator().manual_seed(c["held_out_seed"]))
+    runs = []
+    for seed in SEEDS:
+        for heads, positions in ((1, "learned"), (2, "learned"), (4, "learned"), (4, "none")):
+            model = train_heads(TRAIN, heads, task, lr=c["lr"], steps=c["steps"], seed=seed,
+                                positions=positions)  # fmt: skip
+            r = evaluate_heads(model, task, held_out)
+            runs.append({"seed": seed, "n_heads": heads, "positions": positions,
+                         **{k: round(getattr(r, k), 4) for k in
+                            ("loss", "accuracy", "letter_weight", "digit_weight")}})  # fmt: skip
+    return {"settings": {**c, "seeds": list(SEEDS)}, "runs": runs}
 
 
 def read() -> dict:
@@ -88,18 +118,29 @@ def write(data: dict) -> None:
     tmp.replace(RUNS)
 
 
-def ladder_jobs(data: dict) -> list[tuple[str, int]]:
-    """The runs still to make: every rung on every seed."""
-    ladder = data.setdefault("ladder", {})
-    ladder.update(settings=LADDER_SETTINGS, lr=LR, seeds=list(SEEDS),
-                  steps=LADDER_SETTINGS["steps"])  # fmt: skip
-    done = {(r["config"], r["seed"]) for r in ladder.setdefault("runs", [])}
-    return [(c, s) for s in SEEDS for c in RUNGS if (c, s) not in done]
+def ablation_jobs(data: dict) -> list[tuple[str, int, float, int]]:
+    """The runs still to make, as (row, seed, learning rate, steps): every row on every seed at
+    LR, every row on seed 0 at OTHER_LR, then the rows still falling at the end on seed 0 for
+    LONGER steps (whose first steps repeat the shorter run's exactly)."""
+    ablation = data.setdefault("ablation", {})
+    steps = ABLATION["steps"]
+    ablation.update(settings=ABLATION, lr=LR, other_lr=OTHER_LR, seeds=list(SEEDS), steps=steps,
+                    longer=LONGER, longer_rows=list(LONGER_ROWS))  # fmt: skip
+    done = {
+        (r["config"], r["seed"], r["lr"], r["eval_steps"][-1])
+        for r in ablation.setdefault("runs", [])
+    }
+    wanted = (
+        [(c, s, LR, steps) for s in SEEDS for c in BY_NAME]
+        + [(c, 0, OTHER_LR, steps) for c in BY_NAME]
+        + [(c, 0, LR, LONGER) for c in LONGER_ROWS]
+    )
+    return [j for j in wanted if j not in done]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["chapter", "ladder"])
+    parser.add_argument("part", choices=["chapter", "ablation", "lookups"])
     parser.add_argument("--jobs", type=int, default=1, help="runs at once, one thread each")
     parser.add_argument("--minutes", type=float, default=8.0, help="start no run after this")
     args = parser.parse_args()
@@ -110,24 +151,31 @@ def main() -> None:
         write(data)
         print(f"chapter: {data['chapter']['settings']['seconds']} s")
         return
+    if args.part == "lookups":
+        data["lookups"] = lookups_runs()
+        write(data)
+        print("\n".join(map(str, data["lookups"]["runs"])))
+        return
+    data.pop("ladder", None)  # the ladder this table replaced (issue 43)
     deadline = time.monotonic() + 60 * args.minutes
     running: dict = {}  # future → job
     with ProcessPoolExecutor(args.jobs) as pool:
         while True:
-            jobs = [j for j in ladder_jobs(data) if j not in running.values()]
+            jobs = [j for j in ablation_jobs(data) if j not in running.values()]
             while jobs and len(running) < args.jobs and time.monotonic() < deadline:
                 job = jobs.pop(0)
-                running[pool.submit(ladder_run, *job)] = job
+                running[pool.submit(ablation_run, *job)] = job
             if not running:
                 break
             future = next(as_completed(running))
             del running[future]
             run = future.result()
-            data["ladder"]["runs"].append(run)
+            data["ablation"]["runs"].append(run)
             write(data)
-            print(f"{run['config']:20s} seed={run['seed']} val {run['val'][-1]:z.3f} "
-                  f"({run['seconds']} s)", flush=True)  # fmt: skip
-    left = ladder_jobs(data)
+            print(f"{run['config']:15s} seed={run['seed']} lr={run['lr']:zg} "
+                  f"steps={run['eval_steps'][-1]} held-out "
+                  f"{run['held_out']:z.3f} ({run['seconds']} s)", flush=True)  # fmt: skip
+    left = ablation_jobs(data)
     print(f"{len(left)} runs left" if left else "complete")
 
 

@@ -39,7 +39,7 @@ from gptlib.lessons.nb02.experiments import (  # noqa: E402
 from gptlib.lessons.nb03.experiments import Perturbation  # noqa: E402
 from gptlib.lessons.nb05.experiments import GradientFlow, StreamWrites  # noqa: E402
 from gptlib.lessons.nb06.experiments import ARMS, LearningRateGrid  # noqa: E402
-from gptlib.lessons.nb08.experiments.ablation import LADDER, Ladder  # noqa: E402
+from gptlib.lessons.nb08.experiments.ablation import ROWS, Ablation  # noqa: E402
 from gptlib.lessons.nb08.experiments.long_runs import Curves  # noqa: E402
 from gptlib.lessons.nb08.experiments.two_lookups import HeadsRun  # noqa: E402
 from gptlib.lessons.nb09.experiments.costs import (  # noqa: E402
@@ -263,14 +263,17 @@ def _gpt_diagram() -> Figure:
     return ax.figure
 
 
-def _ladder() -> Figure:
-    from gptlib.lessons.nb08.plots.ablation import plot_ladder
+def _ablation() -> Figure:
+    from gptlib.lessons.nb08.plots.ablation import plot_ablation
 
-    runs = {}
-    for i, rung in enumerate(LADDER):
+    runs, held_out = {}, {}
+    for i, row in enumerate(ROWS):
         for seed in (1, 2):
-            runs[rung.name, seed] = Curves((0, 5, 10), (4, 3, 2.5 - 0.1 * i), (4, 3, 2.5))
-    return plot_ladder(Ladder(runs, 3e-3, (1, 2), steps=10), vocab_size=65, counted_bigram=2.48)
+            runs[row.name, seed] = Curves((0, 5, 10), (4, 3, 2.5 - 0.1 * i), (4, 3, 2.5))
+            held_out[row.name, seed] = 2.5
+    other = {row.name: 2.6 for row in ROWS}
+    ablation = Ablation(runs, held_out, 3e-3, (1, 2), 10, 1e-3, other)
+    return plot_ablation(ablation, vocab_size=65, counted_bigram=2.48)
 
 
 def _heads() -> Figure:
@@ -419,10 +422,16 @@ CASES: dict[str, list[tuple[Callable[[], Figure], tuple[str, ...]]]] = {
     "gptlib.lessons.nb07.plots.draw_gpt_diagram": [
         (_gpt_diagram, ("L = 3 times", "tok_emb", "lm_head", "logits [B, T, V]"))
     ],
-    "gptlib.lessons.nb08.plots.ablation.plot_ladder": [
+    "gptlib.lessons.nb08.plots.ablation.plot_ablation": [
         (
-            _ladder,
-            (" → ".join(r.name for r in LADDER), "seeds 1, 2", "after 10 steps", "counted bigram"),
+            _ablation,
+            (
+                ", ".join(r.name for r in ROWS),
+                "seeds 1, 2",
+                "after 10 steps",
+                "counted bigram",
+                "learning rate 0.001",
+            ),
         ),  # fmt: skip
     ],
     "gptlib.lessons.nb08.plots.ablation.plot_heads": [

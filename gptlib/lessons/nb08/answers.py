@@ -20,26 +20,33 @@ ANSWERS = {
     "08.estimate-mode": """
         Evaluation mode turns dropout off, and that can change the numbers. The models of this
         notebook have no dropout (0, the chapter's choice), so for them the mode changes nothing;
-        with dropout it does. The shipped weights in a model with dropout 0.1 score
-        {dropout_off:z.3f} on the held-out batches in evaluation mode and {dropout_on:z.3f} in
-        training mode, where every estimate measures another randomly thinned network, not the
-        model you will use.
+        with dropout it does. To see it, the shipped weights, which were trained without
+        dropout, go into a model with dropout 0.1: they score {dropout_off:z.3f} on the held-out
+        batches in evaluation mode and {dropout_on:z.3f} in training mode. That gap is larger
+        than a model trained with dropout would show, since these weights never learned to work
+        with a tenth of their activations zeroed; but any gap means that a training-mode
+        estimate measures another randomly thinned network each time, not the model you will
+        use.
 
         Turning gradients off changes no number: the forward pass computes the same losses. It
         saves the memory and time of recording a graph for a backward pass that never comes,
         since nothing is learned from held-out text.
     """,
-    "08.ladder": """
-        That a short run measures how fast a model starts to learn, not what it can learn.
-        After 250 steps the one-head model scored {one_head_early:z.3f} against the bigram's
-        {bigram_early:z.3f} (means of the seeds): without residual connections the current
-        character reaches the output only through attention's mix of positions, which must
-        first learn where to look. After {steps:,} steps
-        the one-head model ended at {one_head_end:z.3f}, below the bigram's {bigram_end:z.3f},
-        and the order of the rungs kept changing until step {reorder:,}. A ladder of 250-step
-        runs would have said that attention hurts.
+    "08.residuals": """
+        That for them it measures a cost of training, at one learning rate and one budget, more
+        than what the model could reach. At the chapter's rate, {lr:zg}, seed 0 of the model
+        without residual connections sat near the loss of letter frequencies alone
+        ({unigram:z.3f} nats) until after step 1,000, while the other seeds had left it: at step
+        1,000 the held-out estimates ranged from {early_min:z.3f} to {early_max:z.3f}. At
+        the end they cost {cost_min:+z.3f} to {cost_max:+z.3f} nats over the full model and were
+        still falling; continued to {longer_steps:,} steps, seed 0 went from {longer_start:z.3f}
+        to {longer_end:z.3f}. At {other_lr:zg} (seed 0) the same model cost {other_cost:+z.3f}.
 
-        So compare pieces once their curves have stopped crossing, on several seeds, and at
-        the budget you will really train with: what wins a short race need not win a long one.
+        To measure what residuals buy, give every model its own learning rate (a small grid on
+        one seed, then several seeds at the best), train each until its curve has flattened,
+        and report the spread over seeds. One shared rate and budget favour the model they were
+        chosen for, here the full GPT. That skips make a stack easier to train is the usual
+        reading (notebook 05 measures the gradient they let through); this table shows the
+        effect, not its cause.
     """,
 }

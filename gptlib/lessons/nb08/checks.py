@@ -268,7 +268,7 @@ def _flawed_train(model, get_batch, eval_batches, steps, lr, eval_every, *, flaw
 
 def _loop_inputs(g: torch.Generator) -> list[tuple[LoopCase]]:
     """A GPT with dropout (so that estimates in training mode differ) at two settings, and a
-    table-of-logits model (no dropout, no `config`) as notebook 08's bigram rung."""
+    table-of-logits model (no dropout, no `config`): a loop must not assume a GPT."""
     return [
         (LoopCase("gpt", steps=6, lr=1e-2, eval_every=2),),
         (LoopCase("bigram", steps=4, lr=3e-2, eval_every=4),),

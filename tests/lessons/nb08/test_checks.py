@@ -267,7 +267,7 @@ def test_a_loop_that_returns_a_dict_is_told_what_to_return():
 
 def test_the_check_models_are_the_kinds_the_notebook_trains():
     """A gptlib GPT with dropout (estimates differ in training mode) and a model that is
-    neither a GPT nor has dropout, like the ladder's bigram rung."""
+    neither a GPT nor has dropout (a loop must not assume a GPT)."""
     gpt = loop_model("gpt", 11)
     assert isinstance(gpt, GPT) and gpt.config.dropout > 0
     assert not isinstance(loop_model("bigram", 11), GPT)

@@ -2,9 +2,9 @@
 
 `scripts/nb08_runs.py` makes them with the reference training loop, the one notebook 08's
 student writes, and writes `gptlib/data/nb08_runs.json`: the chapter's GPT on Tiny Shakespeare
-for thousands of steps (`chapter`), and the ablation ladder (`ladder`, read by
-`ablation.Ladder`). The notebook trains the first steps of the same runs with the student's loop
-and finds them on the stored curves.
+for thousands of steps (`chapter`), the leave-one-out table (`ablation`, read by
+`ablation.Ablation`) and the two-lookups models on three seeds (`lookups`). The notebook trains
+the first steps of the same runs with the student's loop and finds them on the stored curves.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from gptlib.lessons.nb08.experiments.long_runs import long_runs
 from gptlib.lessons.shared.experiments.attention_maps import attention_maps
 from gptlib.lessons.shared.experiments.variants import Variant, build_gpt, positions_of
 from gptlib.model import GPT, GPTConfig
@@ -184,3 +185,15 @@ def _weight_on(maps: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
     """maps [B, h, T, T], key positions at [B, T] → each query's weight on its key, [B, T, h]."""
     index = at.clamp(min=0)[:, None, :, None].expand(-1, maps.shape[1], -1, 1)
     return maps.gather(-1, index)[..., 0].transpose(1, 2)
+
+
+def stored_heads_runs() -> dict[int, list[HeadsRun]]:
+    """The two-lookups models on seeds 0-2 as `scripts/nb08_runs.py lookups` stored them
+    (reference loop, the notebook's settings and held-out sequences): seed → [1 head, 2 heads,
+    4 heads, 4 heads without positions]."""
+    by_seed: dict[int, list[HeadsRun]] = {}
+    for r in long_runs()["lookups"]["runs"]:
+        run = HeadsRun(r["n_heads"], r["positions"], r["loss"], r["accuracy"],
+                       r["letter_weight"], r["digit_weight"])  # fmt: skip
+        by_seed.setdefault(r["seed"], []).append(run)
+    return by_seed

@@ -1,5 +1,5 @@
-"""What each piece buys: the ablation ladder's curves and bars, and one head against several
-(notebook 08)."""
+"""What each piece buys: the leave-one-out table's curves and bars, and one head against
+several (notebook 08)."""
 
 from __future__ import annotations
 
@@ -10,24 +10,30 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from gptlib.lessons.engine.figures import describe
-from gptlib.lessons.nb08.experiments.ablation import LADDER, Ladder
+from gptlib.lessons.nb08.experiments.ablation import ROWS, Ablation
 from gptlib.lessons.nb08.experiments.two_lookups import HeadsRun
 
 
-def plot_ladder(ladder: Ladder, vocab_size: int, counted_bigram: float | None = None) -> Figure:
-    """Left: each rung's held-out loss against the step (mean over the seeds), from the first
-    estimate after the start. Right: each rung's loss at the end, the bar at the seeds' mean
-    and a line over their range; the counted bigram's loss as a labelled line on both."""
-    names = [r.name for r in LADDER]
+def plot_ablation(
+    ablation: Ablation, vocab_size: int, counted_bigram: float | None = None
+) -> Figure:
+    """Left: each row's held-out estimate (20 fixed batches, mean over the seeds) against the
+    step, from the first estimate after the start. Right: each row's loss on every held-out
+    character at the end, the bar at the seeds' mean, a line over their range and a cross at
+    seed 0 trained at the other learning rate; the counted bigram's loss on the same characters
+    as a labelled line on both."""
+    names = [r.name for r in ROWS]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
-    steps = ladder.curves(names[0])[0].eval_steps[1:]
+    steps = ablation.curves(names[0])[0].eval_steps[1:]
     for name in names:
-        left.plot(steps, [ladder.mean(name, step=s) for s in steps], label=name)
+        left.plot(steps, [ablation.estimate(name, s) for s in steps], label=name)
     y = np.arange(len(names))
-    means = [ladder.mean(n) for n in names]
-    low = [m - min(ladder.loss(n)) for m, n in zip(means, names, strict=True)]
-    high = [max(ladder.loss(n)) - m for m, n in zip(means, names, strict=True)]
+    means = [ablation.mean(n) for n in names]
+    low = [m - min(ablation.loss(n)) for m, n in zip(means, names, strict=True)]
+    high = [max(ablation.loss(n)) - m for m, n in zip(means, names, strict=True)]
     right.barh(y, means, xerr=[low, high], color="tab:blue", ecolor="black", capsize=3)
+    right.plot([ablation.other[n] for n in names], y, "x", color="tab:orange", ms=8,
+               label=f"seed 0 at learning rate {ablation.other_lr:zg}")  # fmt: skip
     for yi, m in zip(y, means, strict=True):
         right.text(0.05, yi, f"{m:z.3f}", va="center", color="white", fontsize=9)
     right.set_yticks(y, names, fontsize=9)
@@ -37,22 +43,24 @@ def plot_ladder(ladder: Ladder, vocab_size: int, counted_bigram: float | None = 
         if counted_bigram is not None:
             draw = ax.axhline if ax is left else ax.axvline
             draw(counted_bigram, color="gray", ls="--", lw=1, label="counted bigram")
-    left.set(xlabel="step", ylabel="held-out loss (nats per character)")
-    left.set_title(f"stored runs: mean of seeds {', '.join(map(str, ladder.seeds))}", fontsize=10)
-    left.legend(fontsize=8)
+    seeds = ", ".join(map(str, ablation.seeds))
+    left.set(xlabel="step", ylabel="held-out estimate (nats per character)")
+    left.set_title(f"stored runs: mean of seeds {seeds}, 20 fixed batches", fontsize=10)
+    left.legend(fontsize=8, ncols=2)
     left.grid(alpha=0.3)
-    right.set_xlabel("held-out loss (nats per character)")
+    right.set_xlabel("loss on every held-out character (nats)")
     right.set_title(
-        f"stored runs after {ladder.steps:,} steps: mean and range of the seeds", fontsize=10
+        f"stored runs after {ablation.steps:,} steps: mean and range of the seeds", fontsize=10
     )
-    right.legend(fontsize=8, loc="lower right")
+    right.legend(fontsize=8, loc="upper right")
     bigram = "; the counted bigram's loss dashed on both" if counted_bigram is not None else ""
     describe(
         fig,
-        f"The ablation ladder, {' → '.join(names)}. Left: each rung's held-out loss (nats per "
-        f"character, mean of seeds {', '.join(map(str, ladder.seeds))}) against the training "
-        f"step. Right: each rung's held-out loss after {ladder.steps:,} steps, a bar at the "
-        f"seeds' mean with a line over their range{bigram}.",
+        f"Leave-one-out from the full GPT: {', '.join(names)}. Left: each model's held-out "
+        f"estimate (nats per character on 20 fixed batches, mean of seeds {seeds}) against the "
+        f"training step. Right: each model's loss on every held-out character after "
+        f"{ablation.steps:,} steps, a bar at the seeds' mean with a line over their range and a "
+        f"cross at seed 0 trained at learning rate {ablation.other_lr:zg}{bigram}.",
     )
     return fig
 

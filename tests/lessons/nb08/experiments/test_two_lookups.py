@@ -12,6 +12,7 @@ from gptlib.lessons.nb08.experiments.two_lookups import (
     TwoLookups,
     _weight_on,
     evaluate_heads,
+    stored_heads_runs,
     train_heads,
 )
 
@@ -111,3 +112,15 @@ def test_a_short_run_learns_the_task_and_one_head_shares_one_softmax():
     keep = held_out.y != IGNORE
     by_hand = (logits.argmax(-1)[keep] == held_out.y[keep]).float().mean().item()
     assert untrained.accuracy == pytest.approx(by_hand)
+
+
+def test_the_stored_runs_hold_every_model_on_three_seeds_and_seed_0_reruns():
+    """The stored seed 0 of one head is what the notebook's settings give here."""
+    stored = stored_heads_runs()
+    assert sorted(stored) == [0, 1, 2]
+    assert all([r.name for r in runs] == ["1 head", "2 heads", "4 heads", "4 heads, no positions"]
+               for runs in stored.values())  # fmt: skip
+    task = TwoLookups()
+    held_out = task.sample(512, torch.Generator().manual_seed(12345))
+    again = evaluate_heads(train_heads(LOOP, 1, task, lr=1e-2, steps=500), task, held_out)
+    assert again.accuracy == pytest.approx(stored[0][0].accuracy, abs=2e-3)
