@@ -267,27 +267,27 @@ SPECS: dict[str, NotebookSpec] = {
             # Another layer or head of the trained model attends differently.
             Interaction("layer", "slider", "End", line("mean look-back")),
             Interaction("head", "slider", "End", line("weight on itself")),
-            # The ladder's prediction: pick a rung, commit, run the reveal again.
+            # The leave-one-out prediction: pick a removal, commit, run the reveal again.
             Interaction(
-                "+ residuals",
+                "no residuals",
                 "toggle",
                 "click",
                 r"your prediction = [^\n]*",
-                cell="guess_rung = Prediction(",
+                cell="guess_removal = Prediction(",
             ),
             Interaction(
                 "commit",
                 "button",
                 "click",
                 r"\((?:not )?committed\)",
-                cell="guess_rung = Prediction(",
+                cell="guess_removal = Prediction(",
             ),
-            Interaction("guess_rung.reveal(", RUN_CELL, "run", r"your prediction = [^\n]*"),
+            Interaction("guess_removal.reveal(", RUN_CELL, "run", r"your prediction = [^\n]*"),
             # The long run's prediction: the gap between the held-out and training estimates.
             *prediction("guess_gap = Prediction(", "0.5", "guess_gap.reveal("),
             question("q_gap = Question("),
             question("q_mode = Question("),
-            question("q_ladder = Question("),
+            question("q_residuals = Question("),
         ),
         ignored={
             rung: "the other choices of the ladder's prediction: one click proves the buttons"
