@@ -160,7 +160,9 @@ class Prediction:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = (
-            f"Predict: {self.question_text} (type it in the box and press commit; without "
+            f"Predict: {self.question_text}\n{self.status_line()}"
+            if self.committed is not None
+            else f"Predict: {self.question_text} (type it in the box and press commit; without "
             "JupyterLab's widgets, call commit(your_guess) on this prediction in a cell)"
         )
         return bundle
@@ -224,7 +226,9 @@ class Question:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = (
-            "Your answer first: write it in the box and press commit (without JupyterLab's "
+            "\n".join(self.lines())
+            if self.committed is not None
+            else "Your answer first: write it in the box and press commit (without JupyterLab's "
             'widgets, call commit("your answer") on this question in a cell); the course\'s '
             "answer appears then."
         )

@@ -95,6 +95,20 @@ def test_it_displays_as_a_widget_with_a_plain_text_fallback():
     bundle = guess._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/plain"].startswith("Predict: std(q·k) at d_k = 128?")
+    assert "press commit" in bundle["text/plain"]
+
+
+def test_shown_again_after_a_commit_it_says_what_was_committed():
+    """A front end without widgets shows the plain text: once committed, it says so."""
+    guess = Prediction("std(q·k) at d_k = 128?")
+    guess.commit(11.5)
+    plain = guess._repr_mimebundle_()["text/plain"]
+    assert plain.splitlines()[1] == "your prediction = 11.5 (committed)"
+    assert "press commit" not in plain
+    question = Question(QUESTION[0], **QUESTION[1])
+    question.commit("120 of them")
+    plain = question._repr_mimebundle_()["text/plain"]
+    assert plain.startswith("your answer = 120 of them\nthe course's answer:\n")
 
 
 QUESTION = ("03.masked-entries", {"blocked": 120, "n_scores": 256, "seen_by_last": 16})
