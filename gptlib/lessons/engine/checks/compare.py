@@ -55,6 +55,15 @@ def describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+# A None among returned tensors is most often a `.grad` that PyTorch did not keep.
+NONE_ITEM = (
+    "it is None where a tensor belongs. If it is a tensor's `.grad`: PyTorch keeps gradients "
+    "only on leaves (tensors made directly, such as weights) unless it is asked, before the "
+    "backward pass, to keep one on a tensor computed from others; and a `.grad` stays None "
+    "until a backward pass reaches it"
+)
+
+
 def _item(i: int, names: Sequence[str]) -> str:
     return f"item {i} ({names[i]})" if i < len(names) else f"item {i}"
 
@@ -64,11 +73,13 @@ def shape_problem(got: Any, expected: Any, names: Sequence[str] = ()) -> str | N
     if expected is None:  # an item the reference leaves empty, such as a loss without targets
         return None if got is None else f"it should return None, but returned {describe(got)}"
     if got is None:
-        return "it returned None: did you forget the `return` statement?"
+        return "it returned None: check that it ends with a `return` statement"
     if isinstance(expected, tuple | list):
         if not isinstance(got, tuple | list) or len(got) != len(expected):
             return f"it should return {describe(expected)}, but returned {describe(got)}"
         for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            if g is None and isinstance(e, torch.Tensor):
+                return f"{_item(i, names)}: {NONE_ITEM}"
             problem = shape_problem(g, e)
             if problem:
                 return f"{_item(i, names)}: {problem}"

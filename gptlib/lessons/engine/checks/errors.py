@@ -65,7 +65,8 @@ _EXPLANATIONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...
             r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at "
             r"non-singleton dimension (\d+)",
             lambda m: (
-                "two tensors were combined entry by entry, but in dimension "
+                "two tensors were broadcast together (entry by entry, or the batch "
+                "dimensions of a matrix product), but in dimension "
                 f"{m[3]} (counting from 0) of the broadcast result the first operand, the one "
                 f"on the left, has size {m[1]} and the second has size {m[2]}; neither is 1, so "
                 "they cannot be broadcast together (sizes are matched from the last dimension "
@@ -129,6 +130,16 @@ _EXPLANATIONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...
             lambda m: (
                 f"cross-entropy got {m[1]} rows of logits but {m[2]} targets: it wants logits "
                 "[N, classes] and targets [N], one target per row"
+            ),
+        ),
+        (
+            r"Expected target size \[([\d, ]+)\], got \[([\d, ]+)\]",
+            lambda m: (
+                "cross-entropy reads the classes from dimension 1 (counting from 0) of "
+                "logits with more than two dimensions, so it wanted targets of shape "
+                f"[{m[1]}] and got [{m[2]}]: logits [B, T, classes] put the positions where "
+                "it looks for the classes. Flatten them to [B·T, classes] with targets [B·T], "
+                "or move the classes to dimension 1"
             ),
         ),
         (

@@ -80,7 +80,18 @@ def test_an_item_the_reference_leaves_none_must_be_none():
     assert shape_problem((logits, torch.tensor(1.0)), (logits, None), ("logits", "loss")) == (
         "item 1 (loss): it should return None, but returned a tensor of shape []"
     )
-    assert shape_problem(None, logits) == "it returned None: did you forget the `return` statement?"
+    assert shape_problem(None, logits) == (
+        "it returned None: check that it ends with a `return` statement"
+    )
+
+
+def test_a_none_among_returned_tensors_points_to_a_gradient_pytorch_did_not_keep():
+    """A student trial left retain_grad() out: the scores' .grad was None, and the message
+    asked whether the function had forgotten to return."""
+    scores = torch.ones(2, 3)
+    problem = shape_problem((scores, None), (scores, scores), ("scores", "their gradients"))
+    assert problem.startswith("item 1 (their gradients): it is None where a tensor belongs")
+    assert "only on leaves" in problem and "`return`" not in problem
 
 
 # --- the pattern of a difference, for an answer no catalogued mistake explains --------------

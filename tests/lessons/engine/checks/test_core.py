@@ -141,7 +141,7 @@ def test_an_unknown_wrong_value_tells_the_pattern_of_its_difference_before_the_h
 
 
 def test_structural_problems_are_explained():
-    with pytest.raises(CheckError, match="forgot the `return`|forget the `return`"):
+    with pytest.raises(CheckError, match="forgot the `return`|ends with a `return`"):
         verify(EXERCISE.name, lambda x: None)
     with pytest.raises(CheckError, match=r"shape \[5, 4\], expected \[4, 5\]"):
         verify(EXERCISE.name, lambda x: torch.softmax(x.T, -1))

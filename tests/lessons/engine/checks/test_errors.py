@@ -87,6 +87,11 @@ CASES = {
         ["here 6 met 5 (as 2-D: 4×6 and 5×3)"],
     ),
     "broadcast": (add_mismatched, (torch.ones(3, 4), torch.ones(3, 5)), ["cannot be broadcast"]),
+    "batch dimensions": (
+        matmul_2d,  # k.T on a [B, T, d] key tensor reverses all three dimensions
+        (torch.ones(2, 4, 6), torch.ones(6, 4, 2)),
+        ["batch dimensions of a matrix product", "size 2 and the second has size 6"],
+    ),
     "view": (view_after_transpose, (torch.ones(3, 4),), ["not contiguous", "reshape"]),
     "reshape": (reshape_wrongly, (torch.ones(4, 4),), ["[3, 5] cannot hold the tensor's 16"]),
     "index": (lookup, (torch.ones(5, 2), torch.tensor(7)), ["index 7 was used in dimension 0"]),
@@ -104,6 +109,11 @@ CASES = {
         loss_with_bad_target,
         (torch.zeros(3, 4), torch.tensor([0.0, 1.0, 2.0])),
         ["targets must be class ids", "these were Float"],
+    ),
+    "classes in the last dimension": (
+        loss_with_bad_target,
+        (torch.zeros(2, 5, 7), torch.zeros(2, 5, dtype=torch.long)),
+        ["wanted targets of shape [2, 7] and got [2, 5]", "[B·T, classes]"],
     ),
     "dimension": (softmax_on_missing_axis, (torch.ones(3, 4),), ["dimension 2 was asked"]),
     "backward twice": (backward_twice, (torch.ones(3, requires_grad=True),), ["ran twice"]),
