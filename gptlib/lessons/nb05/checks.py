@@ -369,6 +369,8 @@ register(
         notebook="05",
         reference=_fan_in_init_,
         make_inputs=lambda g: [
+            # a gain far from He's √2 first, so that every catalogued gain shows as itself
+            (InitModel(2, layer_norm=True, seed=2), 1.8),
             (InitModel(2, layer_norm=True), 1.5335),
             (InitModel(24, layer_norm=False, max_len=32), 1.5335),
             (InitModel(3, layer_norm=False, seed=1), 1.0),
@@ -404,6 +406,18 @@ register(
                 "received.",
                 _init_with(lambda n, m, g: 1 / math.sqrt(m.in_features)),
                 fix="std = gain_after_gelu / math.sqrt(fan_in) for the layer named ...mlp.down",
+            ),
+            Mistake(
+                "he-default-gain",
+                "every linear layer has a standard deviation of 1.41 over the square root of "
+                "its fan-in, whatever it reads: the default gain of He (Kaiming) "
+                "initialisation, √2, meant for a ReLU, which keeps half of its input's second "
+                "moment. Here only the layer that reads the GELU's output needs a gain, the one "
+                "you were given; the others read a signal of unit size already.",
+                _init_with(lambda n, m, g: math.sqrt(2) / math.sqrt(m.in_features)),
+                fix="kaiming_normal_'s default nonlinearity gives gain √2; draw "
+                "std = gain_after_gelu / math.sqrt(fan_in) on mlp.down and 1 / math.sqrt(fan_in) "
+                "elsewhere",
             ),
             Mistake(
                 "gain-everywhere",

@@ -211,7 +211,7 @@ INITS = {"kaiming_normal_": _init_by_kaiming, "randn_like by name": _init_by_cop
 
 @pytest.mark.parametrize("answer", INITS.values(), ids=INITS)
 def test_other_right_initialisations_pass(answer):
-    assert verify("fan_in_init_", answer) == 3
+    assert verify("fan_in_init_", answer) == 4
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -233,7 +233,7 @@ def test_a_right_initialisation_drawn_in_any_order_passes(seed):
             elif isinstance(module, nn.Embedding):
                 nn.init.normal_(module.weight)
 
-    assert verify("fan_in_init_", shuffled) == 3
+    assert verify("fan_in_init_", shuffled) == 4
 
 
 def _init_blocks_and_tables(model, gain_after_gelu):
@@ -253,6 +253,40 @@ def test_an_initialisation_that_forgets_the_unembedding_is_named_not_sent_to_the
         verify("fan_in_init_", _init_blocks_and_tables)
     assert info.value.mistake == "lm-head-untouched"
     assert "GELU's output)" in info.value.detail and "gain on top" not in info.value.detail
+
+
+def _he_defaults(model, gain_after_gelu):
+    """kaiming_normal_ as it comes (fan-in, gain √2 for a ReLU) on every linear layer."""
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            nn.init.kaiming_normal_(module.weight)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight)
+
+
+def _gain_everywhere(model, gain_after_gelu):
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=gain_after_gelu / module.in_features**0.5)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight)
+
+
+@pytest.mark.parametrize(
+    ("answer", "mistake"),
+    [(_he_defaults, "he-default-gain"), (_gain_everywhere, "gain-everywhere")],
+)
+def test_he_initialisations_default_gain_and_the_gain_everywhere_are_told_apart(answer, mistake):
+    """A student trial's kaiming_normal_ with its defaults was told 'no catalogued mistake';
+    √2 everywhere and the given gain everywhere differ by less than the tolerance at GELU's
+    gain, so the first input's gain (1.8) keeps them apart."""
+    with pytest.raises(CheckError) as info:
+        verify("fan_in_init_", answer)
+    assert info.value.mistake == mistake
 
 
 def test_the_initialisation_keeps_each_sublayers_signal_at_its_inputs_size():
