@@ -489,6 +489,14 @@ def _gradient_at_the_weights(q, k, upstream, scaled):
     return score_std, max_weight, entropy, upstream.norm(dim=-1).mean().item()
 
 
+def _gradient_without_the_coupling(q, k, upstream, scaled):
+    """measure_softmax with the gradient written by hand as p·g, the Jacobian's diagonal only."""
+    score_std, max_weight, entropy, _ = _measure_softmax(q, k, upstream, scaled)
+    scores = (k @ q[:, :, None])[..., 0] / (math.sqrt(q.shape[-1]) if scaled else 1.0)
+    grad = torch.softmax(scores, dim=-1) * upstream
+    return score_std, max_weight, entropy, grad.norm(dim=-1).mean().item()
+
+
 register(
     Exercise(
         name="measure-softmax",
@@ -588,6 +596,15 @@ register(
                 "the scores: what the softmax lets through to them.",
                 _gradient_at_the_weights,
                 fix="make the scores require grad and read their .grad after backward",
+            ),
+            Mistake(
+                "gradient-without-the-coupling",
+                "your gradient keeps only how each weight depends on its own score. The weights "
+                "of a row sum to 1, so raising one score also lowers every other weight: each "
+                "entry of the gradient also loses its weight times the row's weighted mean of "
+                "the upstream gradient. Let autograd differentiate, or write both terms.",
+                _gradient_without_the_coupling,
+                fix="dL/dz = p * (g - (p * g).sum(dim=-1, keepdim=True))",
             ),
             Mistake(
                 "gradient-before-the-division",

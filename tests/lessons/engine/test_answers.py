@@ -27,14 +27,13 @@ def test_html_is_a_closed_details_block_with_escaped_paragraphs():
 
 
 def test_a_stored_answer_is_filled_and_reflowed():
-    shown = answer(
-        "02.divided-by-dk", expected_std=0.0884, std=0.0881, max_weight=0.073, uniform=0.0625
-    )
+    shown = answer("02.divided-by-dk", std=0.0881, max_weight=0.073)
     assert repr(shown) == (
-        "Answer: std = √128 / 128 = 0.088 (measured 0.088). The scores are nearly equal, so every "
-        "row is close to uniform: mean max weight 0.073 against 1/16 = 0.0625. The opposite "
-        "failure to the unscaled one: attention can hardly prefer any key, and what it reads is "
-        "close to the average of all values. The checks of exercises 2 and 3 name this mistake."
+        "Answer: std = √128 / 128 = 1/√128, measured 0.088. The scores are nearly equal, so every "
+        "row is close to uniform: mean max weight 0.073, where a uniform row of 16 keys gives "
+        "each 1/16. The opposite failure to the unscaled one: attention can hardly prefer any "
+        "key, and what it reads is close to the average of all values. The checks of exercises "
+        "2 and 3 name this mistake."
     )
     assert shown._repr_html_().startswith("<details><summary>Answer</summary><p>std = √128")
 
