@@ -195,7 +195,8 @@ def _position_loss() -> Figure:
 
 def _flow(values: list[float]) -> GradientFlow:
     t = torch.tensor(values, dtype=torch.float64)
-    return GradientFlow(grad_norms=t, stream_norms=t, outputs=torch.zeros(len(values), 1, 2, 3))
+    z = torch.zeros(len(values), 1, 2, 3)
+    return GradientFlow(t, t, z, errors=t, weight_grads=t, bias_grads=t, final_norm_gain=1.0)
 
 
 def _activations() -> Figure:

@@ -14,8 +14,9 @@ ANSWERS = {
         {stream_1:z.2g} after block 1 to {stream_24:z.2g} after block 24, a factor of about
         {stream_factor:z.1e} per block. A signal that small passes every sublayer as through a
         fixed linear map (the softmax sees scores near 0 and averages evenly; GELU is a line of
-        slope 1/2 near 0), and the backward pass multiplies the gradient by the same maps,
-        transposed: it shrank by {grad_factor:z.1e} per block down. A constant factor per block
+        slope 1/2 near 0), and the backward pass multiplies the error it passes down by the same
+        maps, transposed: that error, and with it the biases' gradient that dominates each
+        block's, shrank by {grad_factor:z.1e} per block down. A constant factor per block
         is a constant step of the logarithm, a straight line on the log scale, whose slope is
         how much one block shrinks the signal. With skips each factor is I + ∂F/∂x instead, and
         the line is level.

@@ -87,6 +87,7 @@ def deep_stack(
     vocab_size: int = 65,
     seed: int = 0,
     mlp: Callable[[int], nn.Module] | None = None,
+    final_norm: bool = True,
 ) -> GPT:
     """A float64 GPT whose blocks keep or drop their skip connections (a lesson variant,
     `gptlib.lessons.shared.experiments.variants`), with GPT-2's initialisation unless `init(model)`
@@ -94,8 +95,9 @@ def deep_stack(
 
     `layer_norm=False` makes each block's two LayerNorms the identity, leaving the residual
     connection as the only difference between `residual=True` and `False`. The final
-    LayerNorm before the unembedding stays. float64 so that gradients far below float32's
-    smallest positive number (about 1.4e-45) are measured rather than rounded to 0.
+    LayerNorm before the unembedding stays unless `final_norm=False` makes it the identity too.
+    float64 so that gradients far below float32's smallest positive number (about 1.4e-45) are
+    measured rather than rounded to 0.
 
     `mlp(d_model)` (notebook 05's `MLP` class) builds the module that replaces each block's MLP,
     loaded with that MLP's weights (its layers named `up` and `down`, as gptlib's): the same
@@ -117,6 +119,8 @@ def deep_stack(
                 own = mlp(d_model)
                 own.load_state_dict(block.mlp.state_dict())
                 block.mlp = own
+    if not final_norm:
+        model.ln_f = nn.Identity()
     if init is not None:
         init(model)
     return model.double()
@@ -156,11 +160,20 @@ class GradientFlow:
     stream_norms [L]: mean per-token norm |x| of each block's output.
     outputs [L, B, T, d]: each block's output, every token's vector divided by its largest
     entry (directions kept: a cosine is the same; sizes down to 1e-118 become comparable).
+    errors [L]: mean per-token norm of ∂loss/∂(block output), the back-propagated error.
+    weight_grads, bias_grads [L]: the gradient norm of each block's weight matrices alone and
+    of its biases alone (a weight's gradient sums δ·aᵀ over tokens, a bias's only δ).
+    final_norm_gain: mean over tokens of |ln_f(x)| / |x − mean(x)|, what the final LayerNorm
+    multiplies the (centred) stream by; 1/√ε when the stream's variance is far below ε.
     """
 
     grad_norms: torch.Tensor
     stream_norms: torch.Tensor
     outputs: torch.Tensor
+    errors: torch.Tensor
+    weight_grads: torch.Tensor
+    bias_grads: torch.Tensor
+    final_norm_gain: float
 
 
 GradNorms = Callable[[GPT, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -177,11 +190,14 @@ def gradient_flow(
     d_model: int = 64,
     seed: int = 0,
     mlp: Callable[[int], nn.Module] | None = None,
+    final_norm: bool = True,
 ) -> GradientFlow:
-    """One forward and backward pass of `deep_stack` (each block's MLP built by `mlp` if given)
+    """One forward and backward pass of `deep_stack` (each block's MLP built by `mlp` if given,
+    the final LayerNorm kept unless `final_norm=False`)
     on random tokens, measured by `grad_norms(model, inputs, targets)` (per-block gradient norms
     [L]: notebook 05 hands in `loss_gradient_norms`), with each block's output recorded on the
-    way."""
+    way. A second pass of its own splits each block's gradient into weights and biases and
+    measures the error reaching each block's output and the final LayerNorm's gain."""
     if n_layers < 1 or block_size < 2:
         raise ValueError(f"need n_layers >= 1 and block_size >= 2, got {n_layers}, {block_size}")
     model = deep_stack(
@@ -193,6 +209,7 @@ def gradient_flow(
         block_size=block_size,
         seed=seed,
         mlp=mlp,
+        final_norm=final_norm,
     )
     generator = torch.Generator().manual_seed(seed)
     V = model.config.vocab_size
@@ -202,7 +219,50 @@ def gradient_flow(
         norms = grad_norms(model, inputs, targets)
     outputs = torch.stack(captured[:n_layers])  # [L, B, T, d]; the first forward pass's
     largest = outputs.abs().amax(dim=-1, keepdim=True).clamp_min(torch.finfo(outputs.dtype).tiny)
-    return GradientFlow(norms.detach(), outputs.norm(dim=-1).mean(dim=(1, 2)), outputs / largest)
+    errors, weights, biases, gain = _split_gradients(model, inputs, targets)
+    return GradientFlow(
+        norms.detach(),
+        outputs.norm(dim=-1).mean(dim=(1, 2)),
+        outputs / largest,
+        errors,
+        weights,
+        biases,
+        gain,
+    )
+
+
+def _split_gradients(
+    model: GPT, inputs: torch.Tensor, targets: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float]:
+    """(errors [L], weight_grads [L], bias_grads [L], final_norm_gain) of `GradientFlow`, from
+    one forward and backward pass of `model` on inputs and targets [B, T]."""
+    model.zero_grad(set_to_none=True)
+    outputs: list[torch.Tensor] = []  # kept attached, to take the loss's gradient at each
+    handles = [
+        b.register_forward_hook(lambda _m, _a, out: outputs.append(out)) for b in model.blocks
+    ]
+    try:
+        with capture_inputs([model.ln_f]) as stream:
+            _, loss = model(inputs, targets)
+    finally:
+        for handle in handles:
+            handle.remove()
+    errors = torch.autograd.grad(loss, outputs, retain_graph=True)
+    loss.backward()
+    errors = torch.stack([e.norm(dim=-1).mean() for e in errors])
+
+    def norm_of(block: nn.Module, kind: str) -> torch.Tensor:
+        grads = [p.grad for name, p in block.named_parameters() if name.endswith(kind)]
+        return torch.stack([g.double().pow(2).sum() for g in grads]).sum().sqrt()
+
+    weights = torch.stack([norm_of(block, ".weight") for block in model.blocks])
+    biases = torch.stack([norm_of(block, ".bias") for block in model.blocks])
+    model.zero_grad(set_to_none=True)
+    with torch.no_grad():
+        x = stream[0]
+        centred = x - x.mean(dim=-1, keepdim=True)
+        gain = (model.ln_f(x).norm(dim=-1) / centred.norm(dim=-1)).mean()
+    return errors.detach(), weights, biases, float(gain)
 
 
 @dataclass(frozen=True)

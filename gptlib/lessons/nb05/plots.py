@@ -62,14 +62,33 @@ def decade_ticks(low: float, high: float, max_ticks: int = 8) -> list[float]:
     return [10.0**e for e in range(first, last + 1, step)]
 
 
-def plot_gradient_flow(flows: dict[str, GradientFlow], title: str) -> Figure:
+def plot_gradient_flow(
+    flows: dict[str, GradientFlow], title: str, weights_of: tuple[str, ...] = ()
+) -> Figure:
     """Per-block gradient norms (log scale, round-decade ticks), one line per labelled run,
-    with float32's smallest normal and smallest positive number marked when in range."""
+    with float32's smallest normal and smallest positive number marked when in range. For each
+    run named in `weights_of`, its weight matrices' gradient alone, dashed in the run's colour."""
+    unknown = [label for label in weights_of if label not in flows]
+    if unknown:
+        raise ValueError(f"weights_of names runs not in flows: {unknown}; runs: {list(flows)}")
     fig, ax = plt.subplots(figsize=(8, 4.4))
     for label, flow in flows.items():
         layers = range(1, len(flow.grad_norms) + 1)
-        ax.semilogy(layers, flow.grad_norms.tolist(), marker="o", ms=3, label=label)
-    values = torch.cat([flow.grad_norms for flow in flows.values()])
+        (line,) = ax.semilogy(layers, flow.grad_norms.tolist(), marker="o", ms=3, label=label)
+        if label in weights_of:
+            ax.semilogy(
+                layers,
+                flow.weight_grads.tolist(),
+                ls="--",
+                marker="o",
+                ms=3,
+                color=line.get_color(),
+                label=f"{label}: weights only",
+            )
+    values = torch.cat(
+        [flow.grad_norms for flow in flows.values()]
+        + [flows[label].weight_grads for label in weights_of]
+    )
     low, high = float(values.min()), float(values.max())
     for (label, limit), style in zip(FLOAT32_LIMITS.items(), ("--", ":"), strict=True):
         if low < limit:
@@ -79,7 +98,7 @@ def plot_gradient_flow(flows: dict[str, GradientFlow], title: str) -> Figure:
     ax.set_yticks([], minor=True)
     ax.set_ylim(ticks[0], ticks[-1])
     ax.set(title=title, xlabel="block (1 = next to the input)", ylabel="gradient norm")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="center left")  # clear of the lines near both ends
     fig.tight_layout()
     marks = [
         f"; a {style} line marks {label}"
@@ -89,7 +108,12 @@ def plot_gradient_flow(flows: dict[str, GradientFlow], title: str) -> Figure:
     describe(
         fig,
         f"{title}: the gradient norm reaching each block (block 1 next to the input; log scale), "
-        f"one line per run ({'; '.join(flows)}){''.join(marks)}.",
+        f"one line per run ({'; '.join(flows)})"
+        + "".join(
+            f"; dashed in its colour, the gradient of {label}'s weight matrices alone"
+            for label in weights_of
+        )
+        + f"{''.join(marks)}.",
     )
     return fig
 

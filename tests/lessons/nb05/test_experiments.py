@@ -258,3 +258,66 @@ def test_stream_writes_need_pre_ln():
 
 def test_activations_are_gelu_for_gpt2():
     assert residuals.ACTIVATIONS["GELU"] is F.gelu
+
+
+def _by_hand(n_layers, residual, layer_norm):
+    """The error at each block's output, each block's weights' and biases' gradient norm, and
+    the final LayerNorm's gain, from a forward pass written out here: references for the split
+    that `gradient_flow` makes."""
+    model = residuals.deep_stack(n_layers, residual=residual, layer_norm=layer_norm)
+    generator = torch.Generator().manual_seed(0)
+    V = model.config.vocab_size
+    idx = torch.randint(0, V, (8, 32), generator=generator)
+    targets = torch.randint(0, V, (8, 32), generator=generator)
+    x = model.tok_emb(idx) + model.pos_emb.weight[:32]
+    outputs = []
+    for block in model.blocks:
+        x = block(x)
+        x.retain_grad()
+        outputs.append(x)
+    logits = model.lm_head(model.ln_f(x))
+    F.cross_entropy(logits.flatten(0, 1), targets.flatten()).backward()
+    errors = torch.stack([o.grad.norm(dim=-1).mean() for o in outputs])
+    weights, biases = [], []
+    for block in model.blocks:
+        params = dict(block.named_parameters())
+        weights.append(sum(p.grad.pow(2).sum() for n, p in params.items() if "bias" not in n))
+        biases.append(sum(p.grad.pow(2).sum() for n, p in params.items() if "bias" in n))
+    var = x.detach().var(dim=-1, unbiased=False)
+    gain = (var + model.ln_f.eps).rsqrt().mean()
+    return errors, torch.stack(weights).sqrt(), torch.stack(biases).sqrt(), float(gain)
+
+
+@pytest.mark.parametrize(("residual", "layer_norm"), [(False, False), (True, False), (False, True)])
+def test_the_flow_splits_weights_from_biases_and_measures_the_error(residual, layer_norm):
+    flow = _flow(6, residual, layer_norm)
+    errors, weights, biases, gain = _by_hand(6, residual, layer_norm)
+    torch.testing.assert_close(flow.errors, errors, rtol=1e-9, atol=0)
+    torch.testing.assert_close(flow.weight_grads, weights, rtol=1e-9, atol=0)
+    torch.testing.assert_close(flow.bias_grads, biases, rtol=1e-9, atol=0)
+    assert flow.final_norm_gain == pytest.approx(gain, rel=1e-9)
+    # the two parts make the whole that loss_gradient_norms measures
+    torch.testing.assert_close(
+        (flow.weight_grads**2 + flow.bias_grads**2).sqrt(), flow.grad_norms, rtol=1e-9, atol=0
+    )
+
+
+def test_without_skips_under_gpt2_init_no_weight_learns_and_the_total_is_biases():
+    flow = _flow(12, residual=False, layer_norm=False)
+    assert flow.weight_grads.max() < 1e-50  # δ·aᵀ with a, the shrunken stream, at every depth
+    assert flow.bias_grads[-1] > 1 and flow.errors[-1] / flow.errors[0] > 1e40
+    assert flow.final_norm_gain == pytest.approx(1e-5**-0.5, rel=1e-6)  # ln_f: a plain 1/√ε
+
+
+def test_without_the_final_norm_the_stack_ends_in_the_identity():
+    model = residuals.deep_stack(3, residual=False, layer_norm=False, final_norm=False)
+    assert isinstance(model.ln_f, torch.nn.Identity)
+    kept = _flow(8, residual=False, layer_norm=False)
+    dropped = _flow(8, residual=False, layer_norm=False, final_norm=False)
+    # with the stream's variance far below ε the kept norm is 1/√ε and a centring: about a scale
+    torch.testing.assert_close(
+        kept.grad_norms / dropped.grad_norms * 1e-5**0.5,
+        torch.ones(8, dtype=torch.float64),
+        rtol=0.15,
+        atol=0,
+    )

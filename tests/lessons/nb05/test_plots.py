@@ -5,15 +5,25 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from gptlib.lessons.engine.figures import description  # noqa: E402
 from gptlib.lessons.nb05 import plots as viz  # noqa: E402
 from gptlib.lessons.nb05.experiments import GradientFlow, StreamWrites  # noqa: E402
 
 
 def _flow(values):
     t = torch.tensor(values, dtype=torch.float64)
-    return GradientFlow(grad_norms=t, stream_norms=t, outputs=torch.zeros(len(values), 1, 2, 3))
+    return GradientFlow(
+        grad_norms=t,
+        stream_norms=t,
+        outputs=torch.zeros(len(values), 1, 2, 3),
+        errors=t,
+        weight_grads=t,
+        bias_grads=t,
+        final_norm_gain=1.0,
+    )
 
 
 def test_activation_plot_has_a_value_and_a_slope_line_per_activation():
@@ -72,3 +82,26 @@ def test_stream_writes_plot_has_one_bar_per_sublayer_and_model():
     fig = viz.plot_stream_writes({"x": w, "y": w})
     assert len(fig.axes[0].patches) == 4
     plt.close(fig)
+
+
+def test_gradient_flow_plot_draws_the_weights_alone_dashed_for_the_runs_named():
+    flow = GradientFlow(
+        grad_norms=torch.tensor([1e-10, 1.0], dtype=torch.float64),
+        stream_norms=torch.ones(2, dtype=torch.float64),
+        outputs=torch.zeros(2, 1, 2, 3),
+        errors=torch.ones(2, dtype=torch.float64),
+        weight_grads=torch.tensor([1e-50, 2e-50], dtype=torch.float64),
+        bias_grads=torch.ones(2, dtype=torch.float64),
+        final_norm_gain=1.0,
+    )
+    fig = viz.plot_gradient_flow({"a": flow}, "t", weights_of=("a",))
+    (ax,) = fig.axes
+    total, weights = ax.get_lines()[:2]
+    assert weights.get_label() == "a: weights only" and weights.get_linestyle() == "--"
+    assert list(weights.get_ydata()) == [1e-50, 2e-50]
+    assert weights.get_color() == total.get_color()
+    assert ax.get_ylim()[0] <= 1e-50  # the axis reaches the weights' line
+    assert "the gradient of a's weight matrices alone" in description(fig)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="not in flows"):
+        viz.plot_gradient_flow({"a": flow}, "t", weights_of=("b",))
