@@ -8,9 +8,11 @@ toy grammar (`gptlib.data.grammar`). Shapes: B batch, T positions, L blocks.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import torch
@@ -375,3 +377,64 @@ def _last_block_parts(
     n = len(unit)
     alike = (unit.sum(0).pow(2).sum() - n) / (n * (n - 1))
     return alike, separate.sqrt(), total.sqrt()
+
+
+# The grid's stalled Post-LN cells, trained on to tell a stall from a slow start: made by
+# `scripts/nb06_runs.py` (minutes, too slow for the notebook) and stored beside this module.
+LONG_RUNS = Path(__file__).with_name("long_runs.json")
+LONG_CELLS = ((4, 3e-2), (8, 1e-2), (8, 3e-2))
+LONG_STEPS = 400
+
+
+@dataclass(frozen=True)
+class LongRuns:
+    """Post-LN without warmup, trained `steps` steps from the grid's settings (the grid's 50
+    steps are their start). curves {(depth, lr, seed): [steps]}: every step's training loss."""
+
+    steps: int
+    curves: dict[tuple[int, float, int], torch.Tensor]
+
+    def at(self, depth: int, lr: float, seed: int, step: int) -> float:
+        """The mean training loss of the 10 steps ending at `step` (1-based) of one run."""
+        key = (depth, lr, seed)
+        if key not in self.curves or not 10 <= step <= self.steps:
+            raise ValueError(
+                f"no stored run {key} up to step {step}; stored: {sorted(self.curves)}, "
+                f"steps 10 to {self.steps}"
+            )
+        return float(self.curves[key][step - 10 : step].double().mean())
+
+    def to_dict(self) -> dict:
+        return {
+            "steps": self.steps,
+            "runs": [
+                {"depth": d, "lr": lr, "seed": s, "losses": [round(float(v), 5) for v in c]}
+                for (d, lr, s), c in self.curves.items()
+            ],
+        }
+
+
+def long_runs(
+    ids: torch.Tensor,
+    cells: tuple[tuple[int, float], ...] = LONG_CELLS,
+    seeds: tuple[int, ...] = (0, 1),
+    steps: int = LONG_STEPS,
+    batch_size: int = 8,
+) -> LongRuns:
+    """Train Post-LN (no warmup, the reference block) at each (depth, lr) of `cells` for each
+    seed, as `learning_rate_grid` does but for `steps` steps, on ids [N]."""
+    curves = {}
+    for (depth, lr), seed in itertools.product(cells, seeds):
+        config = plain_adam(steps, lr, 0, batch_size, BLOCK_SIZE, seed)
+        curves[depth, lr, seed] = train_losses(build_model("post", depth, seed), ids, config)
+    return LongRuns(steps, curves)
+
+
+def stored_long_runs() -> LongRuns:
+    """The runs `scripts/nb06_runs.py` stored in `LONG_RUNS`."""
+    data = json.loads(LONG_RUNS.read_text(encoding="utf-8"))
+    curves = {
+        (r["depth"], r["lr"], r["seed"]): torch.tensor(r["losses"], dtype=torch.float64)
+        for r in data["runs"]
+    }
+    return LongRuns(data["steps"], curves)

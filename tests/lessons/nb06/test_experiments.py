@@ -223,3 +223,35 @@ def test_last_block_gradient_parts_match_a_backward_pass(data):
 def test_last_block_gradient_needs_a_model():
     with pytest.raises(ValueError, match="n_models"):
         npl.last_block_gradient("pre", 2, torch.zeros(100, dtype=torch.long), n_models=0)
+
+
+def test_long_runs_are_the_grid_runs_trained_on(data):
+    runs = npl.long_runs(data, cells=((2, 3e-2),), seeds=(1,), steps=12, batch_size=4)
+    model = npl.build_model("post", 2, seed=1)
+    expected = train_losses(model, data, plain_adam(12, 3e-2, 0, 4, npl.BLOCK_SIZE, 1))
+    torch.testing.assert_close(runs.curves[2, 3e-2, 1], expected)
+    assert runs.at(2, 3e-2, 1, 12) == pytest.approx(float(expected[2:12].double().mean()))
+    with pytest.raises(ValueError, match="no stored run"):
+        runs.at(2, 3e-2, 1, 13)
+    with pytest.raises(ValueError, match="no stored run"):
+        runs.at(4, 3e-2, 1, 12)
+
+
+def test_the_stored_long_runs_are_what_the_script_makes(data):
+    stored = npl.stored_long_runs()
+    assert stored.steps == npl.LONG_STEPS
+    assert set(stored.curves) == {(d, lr, s) for d, lr in npl.LONG_CELLS for s in (0, 1)}
+    assert all(len(c) == stored.steps for c in stored.curves.values())
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the script runs
+    try:  # the first steps, made again here
+        again = npl.long_runs(data, cells=((4, 3e-2),), seeds=(0,), steps=10)
+    finally:
+        torch.set_num_threads(threads)
+    torch.testing.assert_close(
+        again.curves[4, 3e-2, 0].double(), stored.curves[4, 3e-2, 0][:10], rtol=0, atol=1e-3
+    )
+    round_trip = npl.LongRuns(stored.steps, stored.curves).to_dict()
+    assert round_trip["runs"][0]["losses"][:3] == [
+        round(float(v), 5) for v in stored.curves[4, 3e-2, 0][:3]
+    ]
