@@ -10,9 +10,15 @@ ANSWERS = {
     """,
     "04.torch-mask": """
         Torch reads True as blocked, so each query may see only the keys after it. The last
-        query has none: its scores are all −∞, its softmax computes 0 / 0, and its output is
-        NaN (section 7 found NaN at positions {nan_rows}). Every other query keeps at least one
-        key, a wrong one. Pass ~causal_mask(T).
+        query has none: its scores are all −∞. What happens next depends on the path. With
+        need_weights=True, the default, torch writes the softmax out to return the weights:
+        it computes 0 / 0 and the output is NaN (section 7 found NaN at positions {nan_rows}).
+        With need_weights=False it calls F.scaled_dot_product_attention, which returns 0 for a
+        row with no key: NaN at {fast_nan}, the last position's output is W_O's bias alone, and
+        nothing announces the bug. gptlib's model makes that call too (NaN at {fused_nan} on
+        the same scores), so in the course's own model the bug would be silent. Every other
+        query keeps at least one key, a wrong one. Pass ~causal_mask(T) to torch's layer, and
+        test a mask by what the outputs read (exercise 4), not by looking for NaN.
     """,
     "04.slot-plot": """
         view(B, h, T, d_h) reads each sequence's numbers in memory order, token after token, and
@@ -29,11 +35,12 @@ ANSWERS = {
         that can read their own target are {leaking}, as exercise 5 found.
     """,
     "04.null-result": """
-        No. The four models differ by {spread:z.2f} nats per character (best {best:z.2f}, worst
-        {worst:z.2f}): on this toy grammar, with one layer of width 32 and 200 steps, extra heads
-        buy nothing we can measure. That is a finding about this task and size, not about
-        heads. The chapter's argument concerns a position that must gather several different
-        things at once through one layer; notebook 08 builds a task of that kind and finds
-        several heads beating one at the same width.
+        No. On each of {seeds} seeds the four models end within {spread:z.2f} nats per character
+        of each other in training loss (best {best:z.2f}, worst {worst:z.2f} over all the runs),
+        and no head count wins on every seed: on this toy grammar, with one layer of width 32 and
+        200 steps, extra heads buy nothing we can measure. That is a finding about this task and
+        size, not about heads. The chapter's argument concerns a position that must gather
+        several different things at once through one layer; notebook 08 builds a task of that
+        kind and compares several heads with one at the same width.
     """,
 }

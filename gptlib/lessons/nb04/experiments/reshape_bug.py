@@ -90,6 +90,27 @@ def held_out_position_loss(
     return F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(dim=0).tolist()
 
 
+@torch.no_grad()
+def future_replaced_loss(model: GPT, x: torch.Tensor, y: torch.Tensor) -> list[float]:
+    """The mean loss at each position t, [T], when every token after t is replaced by the
+    token at the same place in another window (x rolled by one along the batch), x and y [B, T].
+
+    The window keeps its length T, so every token sits in the slots it had in training; only
+    the future is no longer the one that follows. A prefix-only pass changes both at once for
+    the scrambled split, whose slots depend on the input's length."""
+    if x.dim() != 2 or x.shape != y.shape or x.shape[0] < 2:
+        raise ValueError(
+            f"x and y must both be [B, T] with B >= 2, got {list(x.shape)}, {list(y.shape)}"
+        )
+    donor = x.roll(1, dims=0)  # [B, T]: each window's future taken from its neighbour
+    model.eval()
+    losses = []
+    for t in range(x.shape[1]):
+        mixed = torch.cat([x[:, : t + 1], donor[:, t + 1 :]], dim=1)  # [B, T]
+        losses.append(F.cross_entropy(model(mixed)[0][:, t], y[:, t]).item())
+    return losses
+
+
 @dataclass(frozen=True)
 class ReshapeBugRun:
     """The model trained with `view(B, h, T, d_h)`, the positions that can see their target
@@ -102,6 +123,7 @@ class ReshapeBugRun:
     leaking_in_model: list[int]
     position_loss: list[float]
     floors: list[float]
+    replaced_loss: float  # held-out loss with each position's future replaced, length kept at T
 
     def groups(self) -> dict[str, list[int]]:
         """The window's positions by how they can reach their target: through one layer, only
@@ -127,11 +149,23 @@ def run_reshape_bug(
 ) -> ReshapeBugRun:
     """Train notebook 03's small model (mask on) with the scrambled split and evaluate it, on
     `windows` held-out windows at each position."""
-    run = train_run(setup, True, grammar, alter=scramble_head_split)
     return ReshapeBugRun(
-        run,
-        leaking_positions(moved_by_token, setup),
-        leaking_positions_in_model(setup, grammar),
-        held_out_position_loss(run.model, setup, grammar, windows),
-        grammar.context_entropies(setup.block_size),
+        leaking=leaking_positions(moved_by_token, setup),
+        leaking_in_model=leaking_positions_in_model(setup, grammar),
+        **train_reshape_bug(setup, grammar, windows),
     )
+
+
+def train_reshape_bug(
+    setup: AblationSetup = BUG_SETUP, grammar: Grammar = TOY_GRAMMAR, windows: int = 1024
+) -> dict[str, object]:
+    """The trained part of `ReshapeBugRun`: the run, its held-out loss at each position on
+    `windows` windows, each position's floor and the loss with the future replaced."""
+    run = train_run(setup, True, grammar, alter=scramble_head_split)
+    x, y = held_out_windows(setup, grammar)
+    return {
+        "run": run,
+        "position_loss": held_out_position_loss(run.model, setup, grammar, windows),
+        "floors": grammar.context_entropies(setup.block_size),
+        "replaced_loss": sum(future_replaced_loss(run.model, x, y)) / setup.block_size,
+    }

@@ -13,6 +13,7 @@ from gptlib.lessons.engine.checks import REGISTRY
 from gptlib.lessons.nb04.experiments.reshape_bug import (
     BUG_SETUP,
     ReshapeBugRun,
+    future_replaced_loss,
     held_out_position_loss,
     leaking_positions,
     leaking_positions_in_model,
@@ -71,6 +72,7 @@ def test_groups_split_the_window_and_below_floor_compares_each_position_with_its
         leaking_in_model=[0, 1],
         position_loss=[1.0, 0.0, 2.0, 0.5],
         floors=[1.4, 0.3, 0.3, 0.3],
+        replaced_loss=3.0,
     )
     assert result.groups() == {
         "one layer": [1],
@@ -136,3 +138,39 @@ def test_the_bug_is_planted_before_training(monkeypatch):
     result = run_reshape_bug(MOVED, tiny)
     assert seen == [[True, True]]
     assert result.run.causal and len(result.position_loss) == len(result.floors) == tiny.block_size
+
+
+def test_future_replaced_loss_equals_the_prefix_only_loss_of_a_causal_model():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=27, d_model=16, n_heads=2, n_layers=2, max_len=8)).eval()
+    ids, _ = toy_text_ids(50, 1, TOY_GRAMMAR)
+    x, y = BatchSampler(ids, 6, 8, seed=1).sample()
+    replaced = future_replaced_loss(model, x, y)
+    _, alone = REGISTRY["held-out-losses"].reference(model, x, y)  # prefix passes, [T]
+    torch.testing.assert_close(torch.tensor(replaced), alone.float(), atol=1e-5, rtol=0)
+
+
+def test_future_replaced_loss_takes_the_future_from_the_neighbouring_window():
+    class Echo(torch.nn.Module):  # logits at t put all weight on the token at t + 1 (the future)
+        def forward(self, idx):
+            ahead = torch.roll(idx, -1, dims=1)
+            return torch.nn.functional.one_hot(ahead, 5).float() * 50, None
+
+    x = torch.tensor([[0, 1, 2, 3], [4, 3, 2, 1]])
+    y = torch.roll(x, -1, dims=1)
+    losses = future_replaced_loss(Echo(), x, y)
+    # t = 0 reads the neighbour's token 1 (3 for row 0, 1 for row 1): wrong for both rows;
+    # t = 1 reads 2 in both windows (both have 2 at position 2): right for both.
+    assert losses[0] > 40 and losses[1] < 1e-6
+
+
+def test_future_replaced_loss_refuses_bad_input():
+    model = GPT(GPTConfig(vocab_size=5, d_model=8, n_heads=2, n_layers=1, max_len=4))
+    with pytest.raises(ValueError, match="B >= 2"):
+        future_replaced_loss(
+            model, torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 4, dtype=torch.long)
+        )
+    with pytest.raises(ValueError, match=r"\[B, T\]"):
+        future_replaced_loss(
+            model, torch.zeros(2, 4, dtype=torch.long), torch.zeros(2, 3, dtype=torch.long)
+        )
