@@ -10,11 +10,13 @@ ANSWERS = {
         stands.
 
         (b) No. One causal attention layer gives position t a mixture of the tokens up to t that
-        depends on which tokens they are, not on their order (measured: over every position
-        and every ordering of its prefix, up to {n_orderings} of them, the largest change was
-        {one_layer:z.5f}); the MLP, the LayerNorms and the residual sum then transform that
-        position's own vector only. It takes a second block: the first block's outputs, each a
-        summary of its own prefix, change when the order changes, and the second block reads
+        depends on which tokens they are and in what proportions, not on their order (measured:
+        over every position and every ordering of its prefix, up to {n_orderings} of them, the
+        largest change was {one_layer:z.5f}); the MLP, the LayerNorms and the residual sum then
+        transform that position's own vector only. The block may know where the last position
+        stands (after a start token, the proportions change with the prefix's length), but not
+        the order within its prefix. That takes a second block: the first block's outputs, each
+        a summary of its own prefix, change when the order changes, and the second block reads
         them (two causal layers: prefix changes up to {two_layers:z.3f}).
     """,
     "01.learned-positions": """
