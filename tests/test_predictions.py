@@ -56,8 +56,6 @@ COINCIDENCES = {
     "retrieval head's loss at step 100 in 02's seeds table, not the capstone's loss at position 0",
     ("08_train_and_sample", "guess_gap", "0.21", "02_scaled_dot_product_attention"): "the "
     "scaled head's loss at step 150 in 02's table, not 08's gap between held-out and training",
-    ("08_train_and_sample", "guess_rung", "'+ several heads'", "08_train_and_sample"): "the "
-    "ladder's table names every rung, the answer among them, and singles none out",
     ("09_cost_accounting", "guess_tables", "5.3", "02_scaled_dot_product_attention"): "one "
     "seed's gradient ratio in 02, not GPT-2 XL's share of parameters in its tables",
     ("09_cost_accounting", "guess_tables", "5.286", "02_scaled_dot_product_attention"): "02's "

@@ -298,7 +298,7 @@ SPECS: dict[str, NotebookSpec] = {
                 "no block norms",
                 "no final norm",
                 "no attention",
-            )  # fmt: skip
+            )
         },
         run_timeout_s=600.0,
     ),
