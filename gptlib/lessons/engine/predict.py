@@ -164,6 +164,7 @@ class Prediction:
             if self.committed is not None
             else f"Predict: {self.question_text} (type it in the box and press commit; without "
             "JupyterLab's widgets, call commit(your_guess) on this prediction in a cell)"
+            + (f"\nchoices: {self.choices}" if self.kind == "choice" else "")
         )
         return bundle
 

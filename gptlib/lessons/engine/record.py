@@ -402,8 +402,8 @@ def _exercise_record(
     attempts, solved_at = [], None
     for event in events:
         if event.outcome == PASSED:
-            if solved_at is None:
-                solved_at = event.attempt
+            solved_at = solved_at or event.attempt
+            if not attempts or attempts[-1].outcome != PASSED:  # a pass after a failure shows
                 attempts.append(Attempt(event.attempt, PASSED, None, ""))
             continue
         if event.outcome == UNEXPLAINED:

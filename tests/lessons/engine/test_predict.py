@@ -98,6 +98,15 @@ def test_it_displays_as_a_widget_with_a_plain_text_fallback():
     assert "press commit" in bundle["text/plain"]
 
 
+def test_a_choice_lists_its_choices_in_plain_text():
+    """Without widgets a student cannot see the buttons: a student trial printed the choices'
+    source to spell one."""
+    guess = Prediction("Which removal costs most?", kind="choice", choices=["no MLP", "one head"])
+    plain = guess._repr_mimebundle_()["text/plain"]
+    assert plain.endswith("\nchoices: ['no MLP', 'one head']")
+    assert "choices:" not in Prediction("std?")._repr_mimebundle_()["text/plain"]
+
+
 def test_shown_again_after_a_commit_it_says_what_was_committed():
     """A front end without widgets shows the plain text: once committed, it says so."""
     guess = Prediction("std(q·k) at d_k = 128?")

@@ -258,6 +258,17 @@ def test_a_first_try_pass_has_nothing_to_revisit_and_a_later_failure_shows():
     assert attention.status() == "solved at try 1; your latest try (2) did not pass"
 
 
+def test_a_pass_after_a_later_failure_shows_and_repeated_passes_show_once():
+    """A student trial's record listed a failed try after the pass but not the pass after it,
+    so a solved exercise looked failed."""
+    outcomes = ("passed", "passed", "crashed", "passed", "passed")
+    events = [_event("attention", n, outcome) for n, outcome in enumerate(outcomes, start=1)]
+    attention = course_record(events, [LESSON]).lessons[0].exercises[1]
+    shown = [(a.number, a.outcome) for a in attention.attempts]
+    assert shown == [(1, "passed"), (3, "crashed"), (4, "passed")]
+    assert attention.solved_at == 1 and attention.last_passed
+
+
 def test_the_course_view_lists_every_lesson_and_events_of_unknown_exercises():
     other = Lesson("03", "03 · Mask", ("causal",), {}, {})
     events = [_event("renamed-since", 1, "passed"), Event("11", "x", 1, "crashed", None, "")]
