@@ -332,6 +332,11 @@ ROUTES = {
             ids, B, T, seed=int(torch.randint(2**31, (1,), generator=g))
         ).sample(),
     },
+    "effective-choices": {
+        "torch's Categorical": lambda logits, temperature: (
+            torch.distributions.Categorical(logits=logits / temperature).entropy().exp()
+        ),
+    },
     "train": {
         "gptlib's Trainer": _train_with_the_trainer,
         "the course's train_losses": _train_by_train_losses,

@@ -203,6 +203,7 @@ FLAWS = (
     "last batch only",
     "no estimate at step 0",
     "no estimate at the end",
+    "last estimate twice",
     "loss tensors kept",
 )
 
@@ -244,6 +245,10 @@ def _flawed_train(model, get_batch, eval_batches, steps, lr, eval_every, *, flaw
             train_estimates.append(estimate("train"))
             val_estimates.append(estimate("val"))
         if step == steps:
+            if flaw == "last estimate twice":  # "after the last" read as one estimate more
+                eval_steps.append(step)
+                train_estimates.append(estimate("train"))
+                val_estimates.append(estimate("val"))
             break
         if flaw == "optimizer made every step":
             optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
@@ -429,6 +434,15 @@ register(
                 "estimate again after the loop.",
             ),
             Mistake(
+                "last-estimate-twice",
+                "your loop measures the end twice: steps is a multiple of eval_every, so the "
+                "estimate after every eval_every steps already falls after the last step, and "
+                "that one estimate is the one after the last.",
+                _flaw("last estimate twice"),
+                fix="one estimate at each step where step % eval_every == 0, for step in "
+                "range(steps + 1); none added after the loop",
+            ),
+            Mistake(
                 "loss-tensors-kept",
                 "your list of losses holds the loss tensors themselves; each keeps the whole "
                 "graph of its step alive, so memory grows with every step. Keep plain numbers.",
@@ -503,6 +517,13 @@ register(
         name="effective-choices",
         notebook="08_train_and_sample",
         reference=_choices,
+        forbidden=(
+            Route(
+                "torch.distributions.categorical:Categorical",
+                "torch's `Categorical` distribution (its `entropy`)",
+                "it computes the entropy this exercise asks you to compute from the logits.",
+            ),
+        ),
         make_inputs=_choices_inputs,
         properties=(Property("between 1 and V", between_one_and_v),),
         mistakes=(

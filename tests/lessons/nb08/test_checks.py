@@ -248,6 +248,35 @@ def test_clearing_after_backward_is_named_like_clearing_before_the_step():
     assert info.value.mistake == "update-without-gradients"
 
 
+def test_an_estimate_added_after_the_loop_is_named_for_reading_after_the_last_as_one_more():
+    """A student trial read "after every eval_every steps and after the last" as one estimate
+    more, and got only 'a list of 4 items' and a general hint."""
+
+    def one_more_at_the_end(model, get_batch, eval_batches, steps, lr, eval_every):
+        optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+        est = functools.partial(_estimate, model)
+        out = [], [0], [est(eval_batches["train"])], [est(eval_batches["val"])]
+        for step in range(1, steps + 1):
+            _, loss = model(*get_batch())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            out[0].append(loss.item())
+            if step % eval_every == 0:
+                out[1].append(step)
+                out[2].append(est(eval_batches["train"]))
+                out[3].append(est(eval_batches["val"]))
+        out[1].append(steps)  # and "after the last"
+        out[2].append(est(eval_batches["train"]))
+        out[3].append(est(eval_batches["val"]))
+        return out
+
+    forget_tries()
+    with pytest.raises(CheckError) as info:
+        verify("train", one_more_at_the_end)
+    assert info.value.mistake == "last-estimate-twice"
+
+
 @torch.no_grad()
 def _estimate(model, batches):
     model.eval()
