@@ -87,7 +87,8 @@ def main() -> None:
         each = f"{sum(counts[:2]) / exercises:z.0f} + {counts[2] / exercises:z.0f}"
         print(f"{path.stem:40s} {counts[0]:7d} {counts[1]:8d} {counts[2]:6d} {each:>13s}")
     engine = sum(lines_of(p) for p in (ROOT / "gptlib/lessons/engine/checks").glob("*.py"))
-    each = f"{(sums[0] + sums[1] + engine) / total.exercises:z.0f} + {sums[2] / total.exercises:z.0f}"
+    per_exercise = (sums[0] + sums[1] + engine) / total.exercises
+    each = f"{per_exercise:z.0f} + {sums[2] / total.exercises:z.0f}"
     print(f"{'all lessons':40s} {sums[0]:7d} {sums[1]:8d} {sums[2]:6d} {each:>13s}")
     print(f"check engine (gptlib/lessons/engine/checks): {engine} lines, counted in 'all lessons'")
     print("per exercise: checks + harness (+ engine in the total) lines, + test lines")

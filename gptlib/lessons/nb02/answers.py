@@ -4,9 +4,9 @@ ANSWERS = {
     "02.divided-by-dk": """
         std = √128 / 128 = 1/√128, measured {std:z.3f}. The scores are nearly equal, so every
         row is close to uniform: mean max weight {max_weight:z.3f}, where a uniform row of 16
-        keys gives each 1/16. The opposite failure to the unscaled one: attention can hardly prefer any
-        key, and what it reads is close to the average of all values. The checks of exercises 2
-        and 3 name this mistake.
+        keys gives each 1/16. The opposite failure to the unscaled one: attention can hardly
+        prefer any key, and what it reads is close to the average of all values. The checks of
+        exercises 2 and 3 name this mistake.
     """,
     "02.delay-at-16": """
         At d_k = 16 the unscaled scores spread with std {std_16:z.2f}, not {std_512:z.1f}: the
