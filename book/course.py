@@ -24,9 +24,10 @@ from markdown_it import MarkdownIt
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_GLOB = "notebooks/[0-9][0-9]_*.ipynb"
 TIMINGS = "notebooks/timings.json"
-# Guides in this order first, then any other docs/*.md and docs/*.ipynb by name.
+# Guides in this order first, then any other docs/*.md and docs/*.ipynb by name (the lessons'
+# experiment cards, docs/experiments/nbNN.md, among them: the notebooks link to them).
 GUIDES_FIRST = ("docs/classroom.md", "docs/claims.md")
-GUIDE_GLOBS = ("docs/*.md", "docs/*.ipynb")
+GUIDE_GLOBS = ("docs/*.md", "docs/*.ipynb", "docs/experiments/*.md")
 UNDER_THE_HOOD = "docs/under_the_hood.ipynb"
 _NUMBER_PREFIX = re.compile(r"^\d\d\s*[·:.\-–—]\s*")
 
@@ -138,8 +139,8 @@ def notebooks(root: Path = ROOT) -> list[Notebook]:
 
 
 def guides(root: Path = ROOT) -> list[str]:
-    """docs/*.md and docs/*.ipynb, relative to root: the instructors' guide and claims ledger
-    first, then the others by name."""
+    """docs/*.md, docs/*.ipynb and docs/experiments/*.md, relative to root: the instructors'
+    guide and claims ledger first, then the others by name."""
     present = {p.relative_to(root).as_posix() for g in GUIDE_GLOBS for p in root.glob(g)}
     first = [g for g in GUIDES_FIRST if g in present]
     return first + sorted(present - set(first))

@@ -27,8 +27,8 @@ def main() -> None:
     )
     npl.LONG_RUNS.write_text(json.dumps(data) + "\n", encoding="utf-8")
     for depth, lr, seed in runs.curves:
-        losses = [f"{runs.at(depth, lr, seed, s):.3f}" for s in (50, 100, 200, 400)]
-        print(f"{depth} blocks, lr {lr:g}, seed {seed}: steps 50, 100, 200, 400 -> {losses}")
+        losses = [f"{runs.at(depth, lr, seed, s):z.3f}" for s in (50, 100, 200, 400)]
+        print(f"{depth} blocks, lr {lr:zg}, seed {seed}: steps 50, 100, 200, 400 -> {losses}")
 
 
 if __name__ == "__main__":
