@@ -159,13 +159,16 @@ class Prediction:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = (
-            f"Predict: {self.question_text}\n{self.status_line()}"
-            if self.committed is not None
-            else f"Predict: {self.question_text} (type it in the box and press commit; without "
-            "JupyterLab's widgets, call commit(your_guess) on this prediction in a cell)"
-            + (f"\nchoices: {self.choices}" if self.kind == "choice" else "")
-        )
+        if self.committed is not None:
+            plain = f"Predict: {self.question_text}\n{self.status_line()}"
+        else:
+            plain = (
+                f"Predict: {self.question_text} (type it in the box and press commit; without "
+                "JupyterLab's widgets, call commit(your_guess) on this prediction in a cell)"
+            )
+            if self.kind == "choice":
+                plain += f"\nchoices: {self.choices}"
+        bundle["text/plain"] = plain
         return bundle
 
 
