@@ -19,11 +19,11 @@ replaced by `raise NotImplementedError()` and every output cleared, lands in
 
 `release --graded` also builds `release/gptlib`, the copy of gptlib the students install for a
 graded assignment (`pip install <course-dir>/release/gptlib`; its pyproject.toml requires the
-lessons' packages): the modules holding the exercises' references and catalogued mistakes
-(`gptlib/lessons/nbNN/checks.py`) are left out, and the results they give on each check's fixed
-inputs are recorded instead (`gptlib.lessons.engine.checks.recorded`; no mistake's fix); what
-the checks need besides (the inputs' objects, the adapters, the properties) ships in each
-lesson's `harness.py`. A student's check still passes a right answer and names a catalogued
+lessons' packages): the results that the exercises' references and catalogued mistakes give
+on each check's fixed inputs are recorded (`gptlib.lessons.engine.checks.recorded`; no mistake's
+fix), and each lesson's `gptlib/lessons/nbNN/checks.py` is cut down to what the checks need
+besides (the inputs' objects, the adapters, the properties: `...checks.shipped`), without any
+reference or mistake. A student's check still passes a right answer and names a catalogued
 mistake, but no reference can be printed (`show_solution` says it is switched off) and no
 reference stands in for an unfinished answer. Every lesson with exercises can be released so,
 and each graded release keeps the exercises of those released graded before.
@@ -79,6 +79,7 @@ from gptlib.lessons.engine.checks.outcomes import (
     UNEXPLAINED,
     outcome_from_outputs,
 )
+from gptlib.lessons.engine.checks.shipped import NotShippable, shipped_check_modules
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -188,8 +189,8 @@ RECORDED = Path("gptlib", "lessons", "engine", "checks", "recorded.pt")
 
 def student_package(notebooks: list[Path], out: Path) -> Path:
     """The copy of gptlib a graded assignment's students install (`pip install OUT`): without
-    the modules that hold the exercises' references and catalogued mistakes (each lesson's
-    gptlib/lessons/nbNN/checks.py), with the recorded results of those exercises instead
+    the exercises' references and catalogued mistakes (each lesson's gptlib/lessons/nbNN/checks.py
+    cut down to its inputs and adapters), with the recorded results of those exercises instead
     (`recorded.pt`, no mistake's fix in it), so that the checks still name mistakes while no
     solution can be printed. The exercises already recorded in `out` (an earlier graded release)
     stay in it, recorded again from today's references, so that releasing a later lesson keeps
@@ -217,7 +218,7 @@ def grading_package(names: list[str], out: Path) -> Path:
 
 def _grading_key(names: list[str]) -> str:
     """What a grading copy is built from: the exercises, the seed offset, torch's version and a
-    digest of gptlib's files (the references, the harnesses, the engine)."""
+    digest of gptlib's files (the check modules, the engine)."""
     digest = hashlib.sha256()
     for path in sorted((ROOT / "gptlib").rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
@@ -252,9 +253,14 @@ def record_or_refuse(names: list[str], what: str, seed_offset: int | None = None
 
 
 def _package(recording: bytes, out: Path, what: str) -> Path:
-    """A copy of gptlib at `out` that pip installs: no lesson's checks.py, `recording` as its
-    recorded.pt, and the lessons' dependencies required (they are an extra in gptlib's own
-    pyproject.toml). ValueError when its checks cannot be imported from the recording alone."""
+    """A copy of gptlib at `out` that pip installs: each lesson's checks.py cut down to what
+    `recording` loads by name (none where it loads nothing), `recording` as its recorded.pt, and
+    the lessons' dependencies required (they are an extra in gptlib's own pyproject.toml).
+    ValueError when a cut would ship an answer or its checks cannot be imported."""
+    try:
+        shipped = shipped_check_modules(recording)
+    except NotShippable as exc:
+        raise ValueError(_NOT_RECORDABLE.format(names=what, why=exc)) from exc
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -279,6 +285,8 @@ def _package(recording: bytes, out: Path, what: str) -> Path:
         ],
     )
     (out / RECORDED).write_bytes(recording)
+    for module, source in shipped.items():
+        (out / Path(*module.split("."))).with_suffix(".py").write_text(source, encoding="utf-8")
     loaded = subprocess.run(
         [sys.executable, "-c", "import gptlib.lessons.engine.checks"],
         capture_output=True, text=True, cwd=out, env={**os.environ, "PYTHONPATH": str(out)},
@@ -307,9 +315,8 @@ def installable_pyproject(text: str) -> str:
 
 _NOT_RECORDABLE = (
     "{names} cannot be released graded yet: the recorded checks need every exercise's inputs "
-    "and adapter to load without the modules a graded release leaves out ({why}). Define them "
-    "at module level in the lesson's gptlib/lessons/nbNN/harness.py (docs/authoring.md, 'A "
-    "graded release'), or release without --graded"
+    "and adapter defined at module level in its lesson's checks.py, without using a reference "
+    "or a mistake ({why}). See docs/authoring.md, 'A graded release', or release without --graded"
 )
 
 

@@ -4,7 +4,7 @@ graded exercises.
     python scripts/exercise_lines.py            # two tables, lesson by lesson, and the totals
 
 The first table is what the student writes; the second what grading costs the course: the lines
-of each lesson's `checks.py` and `harness.py` and of its `tests/lessons/nbNN/test_checks.py`, per
+of each lesson's `checks.py` and of its `tests/lessons/nbNN/test_checks.py`, per
 graded exercise, beside the check engine shared by all (`gptlib/lessons/engine/checks/`).
 
 A student line is a non-blank line between `### BEGIN SOLUTION` and `### END SOLUTION` in a code
@@ -60,11 +60,11 @@ def lines_of(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else 0
 
 
-def grading_lines(lesson: str) -> tuple[int, int, int]:
-    """(checks.py, harness.py, test_checks.py) lines of the lesson with these two digits."""
-    code = ROOT / "gptlib" / "lessons" / f"nb{lesson}"
+def grading_lines(lesson: str) -> tuple[int, int]:
+    """(checks.py, test_checks.py) lines of the lesson with these two digits."""
+    code = ROOT / "gptlib" / "lessons" / f"nb{lesson}" / "checks.py"
     tests = ROOT / "tests" / "lessons" / f"nb{lesson}" / "test_checks.py"
-    return lines_of(code / "checks.py"), lines_of(code / "harness.py"), lines_of(tests)
+    return lines_of(code), lines_of(tests)
 
 
 def main() -> None:
@@ -76,22 +76,21 @@ def main() -> None:
         print(f"{path.stem:40s} {w.lines:13d} {w.exercises:17d}")
     print(f"{'all':40s} {total.lines:13d} {total.exercises:17d}")
     print()
-    print(f"{'lesson':40s} {'checks':>7s} {'harness':>8s} {'tests':>6s} {'per exercise':>13s}")
-    sums = [0, 0, 0]
+    print(f"{'lesson':40s} {'checks':>7s} {'tests':>6s} {'per exercise':>13s}")
+    checks = tests = 0
     for path in LESSONS:
         exercises = written(path).exercises
         if not exercises:
             continue
-        counts = grading_lines(path.stem[:2])
-        sums = [a + b for a, b in zip(sums, counts, strict=True)]
-        each = f"{sum(counts[:2]) / exercises:z.0f} + {counts[2] / exercises:z.0f}"
-        print(f"{path.stem:40s} {counts[0]:7d} {counts[1]:8d} {counts[2]:6d} {each:>13s}")
+        lesson_checks, lesson_tests = grading_lines(path.stem[:2])
+        checks, tests = checks + lesson_checks, tests + lesson_tests
+        each = f"{lesson_checks / exercises:z.0f} + {lesson_tests / exercises:z.0f}"
+        print(f"{path.stem:40s} {lesson_checks:7d} {lesson_tests:6d} {each:>13s}")
     engine = sum(lines_of(p) for p in (ROOT / "gptlib/lessons/engine/checks").glob("*.py"))
-    per_exercise = (sums[0] + sums[1] + engine) / total.exercises
-    each = f"{per_exercise:z.0f} + {sums[2] / total.exercises:z.0f}"
-    print(f"{'all lessons':40s} {sums[0]:7d} {sums[1]:8d} {sums[2]:6d} {each:>13s}")
+    each = f"{(checks + engine) / total.exercises:z.0f} + {tests / total.exercises:z.0f}"
+    print(f"{'all lessons':40s} {checks:7d} {tests:6d} {each:>13s}")
     print(f"check engine (gptlib/lessons/engine/checks): {engine} lines, counted in 'all lessons'")
-    print("per exercise: checks + harness (+ engine in the total) lines, + test lines")
+    print("per exercise: checks (+ engine in the total) lines, + test lines")
 
 
 if __name__ == "__main__":

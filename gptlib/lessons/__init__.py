@@ -3,10 +3,10 @@
 - `nb00/` ... `nb09/`: one lesson's code each, in modules named by kind: `experiments`
   (pure functions that run the lesson's experiments and return small results), `plots`
   (matplotlib figures of them), `widgets` (ipywidgets explorers over an experiment and its
-  figure), `checks` (the exercises' references and catalogues of mistakes), `harness` (what a
-  graded release keeps of the checks), `answers` (the stored answers of its questions), and
-  `references` (exercise references the lesson runs after the check). A kind with several
-  topics is a folder of modules (`nb08/experiments/ablation.py`).
+  figure), `checks` (each exercise's block: inputs, adapter, reference, catalogue of mistakes;
+  a graded release ships the inputs and adapters alone), `answers` (the stored answers of its
+  questions), and `references` (exercise references the lesson runs after the check). A kind
+  with several topics is a folder of modules (`nb08/experiments/ablation.py`).
 - `shared/`: what several lessons run (the lesson variants of the model, the toy training
   loop, attention maps, the KV-cache experiments...), laid out like a lesson.
 - `engine/`: the check engine (`checks`), stored answers, the explorer base, predictions and

@@ -23,12 +23,12 @@ from gptlib.data.batches import BatchSampler
 from gptlib.lessons.engine.checks import REGISTRY, CheckError, verify
 from gptlib.lessons.engine.checks.delegation import DELEGATED
 from gptlib.lessons.engine.checks.in_notebook import make_stand_in
+from gptlib.lessons.nb04.checks import heads_of
 from gptlib.lessons.nb04.experiments.multihead import (
     multi_head_by_loop,
     multi_head_steps,
     to_torch_multihead,
 )
-from gptlib.lessons.nb04.harness import heads_of
 from gptlib.lessons.nb06.references import layer_norm as library_layer_norm
 from gptlib.lessons.nb09.experiments.costs import (
     Architecture,
@@ -281,7 +281,7 @@ ROUTES = {
         "CausalSelfAttention.split_heads": lambda x, h: gptlib_model.CausalSelfAttention(
             x.shape[-1], h
         ).split_heads(x),
-        "the harness's heads_of": heads_of,
+        "the course's heads_of": heads_of,
     },
     "merge-heads": {
         "CausalSelfAttention.merge_heads": gptlib_model.CausalSelfAttention.merge_heads,

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from gptlib.lessons.engine.checks import REGISTRY, CheckError, verify
-from gptlib.lessons.nb02.harness import head_with_stale_gradients
+from gptlib.lessons.nb02.checks import head_with_stale_gradients
 from gptlib.model import attention_with_weights, causal_mask
 
 

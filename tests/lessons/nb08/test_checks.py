@@ -14,8 +14,7 @@ import torch.nn.functional as F
 from gptlib.data.batches import BatchSampler
 from gptlib.lessons.engine.checks import REGISTRY, CheckError, verify
 from gptlib.lessons.engine.checks.core import forget_tries
-from gptlib.lessons.nb08.checks import _flawed_train
-from gptlib.lessons.nb08.harness import LoopCase, loop_model, run_loop
+from gptlib.lessons.nb08.checks import LoopCase, _flawed_train, loop_model, run_loop
 from gptlib.model import GPT, GPTConfig
 from gptlib.train import TrainConfig, Trainer
 

@@ -3,8 +3,8 @@ reference and each catalogued mistake return on the exercises' fixed inputs, not
 
 `record(names)` runs each exercise's reference and mistakes on its inputs and keeps what they
 returned (or raised); `scripts/classroom.py release --graded` writes that next to this module
-(`RECORDING`) in the copy of gptlib it builds for the students, from which it removes the modules
-holding the references and mistakes (each lesson's `checks.py`). There
+(`RECORDING`) in the copy of gptlib it builds for the students, in which each lesson's `checks.py`
+is cut down to what the recording loads by name (`shipped`): no reference, no mistake. There
 `gptlib.lessons.engine.checks` registers a `RecordedExercise` for each recorded one: a student's
 answer is compared with the stored outputs, a catalogued mistake is still named with its message,
 and `show_solution` says it is switched off. A recording holds no solution text: no reference,
@@ -19,17 +19,15 @@ course directory (never released), so an answer that only looks up the visible i
 fails, and nothing in the grading kernel can run a reference.
 
 What the recording holds beside data (the inputs' modules and callables, each exercise's `adapt` and
-its properties' tests) is pickled by name, so it lives in modules the release keeps: the lesson's
-`gptlib/lessons/nbNN/harness.py`, never its `checks.py` (a property whose test is still in
-`checks.py` is left out of the recording: the instructor's full check still applies it). The
-recording is the course's own file, written by the instructor's copy of gptlib: it is read with
+its properties' tests) is pickled by name, so it is defined at module level; the release ships it
+in the cut of its check module (`shipped.shipped_check_modules`), which refuses to ship an answer.
+The recording is the course's own file, written by the instructor's copy of gptlib: it is read with
 `torch.load(weights_only=False)`, since inputs include modules and random generators.
 """
 
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,11 +65,6 @@ class RecordedExercise(Exercise):
     def mistake_results(self, case: int, args: tuple) -> Iterator[tuple[Mistake, Result]]:
         for mistake, results in zip(self.mistakes, self.mistake_records, strict=True):
             yield mistake, results[case]
-
-
-def _shipped(fn: Any) -> bool:
-    """Whether `fn` is defined outside the check modules a graded release leaves out."""
-    return not re.fullmatch(r"gptlib\.lessons\.nb\d+\.checks", getattr(fn, "__module__", ""))
 
 
 def cases_of(exercise: Exercise, seed_offset: int | None = None) -> list[tuple]:
@@ -131,7 +124,7 @@ def record(names: Iterable[str], seed_offset: int | None = None) -> dict[str, di
             "hints": exercise.hints,
             "returns": exercise.returns,
             "adapt": exercise.adapt,
-            "properties": [p for p in exercise.properties if _shipped(p.test)],
+            "properties": list(exercise.properties),
             "forbidden": _routes_shipped(exercise),
         }
     return recorded
