@@ -25,9 +25,26 @@ from gptlib.lessons.engine.checks.core import Exercise, Mistake, Property, regis
 from gptlib.lessons.shared.references import sinusoidal_positions
 from gptlib.model import attention_with_weights, causal_mask
 
-# The inputs and adapters (module level: a graded release's recording loads them by name): the
-# attention layers the permutation test is run on (picklable, unlike closures).
+# --- Exercise 1: the permutation test --------------------------------------------------------
+
+
 Layer = Callable[[torch.Tensor], torch.Tensor]
+
+
+def _permutation_test(f: Layer, x: torch.Tensor, perm: torch.Tensor):
+    """f: [T, d] → [T, d_out]; x: [T, d]; perm: [T] → (gap [T], prefix [T])."""
+    T = x.shape[0]
+    original = f(x)  # [T, d_out]
+    shuffled = f(x[perm])  # position i holds the token that stood at perm[i]
+    gap = (shuffled - original[perm]).abs().amax(dim=-1)
+    prefix = torch.zeros(T)
+    for t in range(2, T):  # with fewer than two tokens before t there is one order only
+        for order in itertools.permutations(range(t)):
+            reordered = torch.tensor([*order, *range(t, T)])
+            output_t = f(x[reordered])[t]
+            change = (output_t - original[t]).abs().max()
+            prefix[t] = max(prefix[t], change)
+    return gap, prefix
 
 
 @dataclass(frozen=True)
@@ -69,78 +86,6 @@ class Positioned:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.layer(x + self.positions)
-
-
-# --- properties: conditions any right answer meets (no reference needed) ---
-
-
-def non_negative(out, f: Layer, x: torch.Tensor, perm: torch.Tensor) -> str | None:
-    gap, prefix = out
-    if isinstance(gap, torch.Tensor) and (gap < -1e-6).any():
-        return "a gap is negative, but a largest absolute difference cannot be"
-    return None
-
-
-def nothing_to_reorder(out, f: Layer, x: torch.Tensor, perm: torch.Tensor) -> str | None:
-    prefix = out[1]
-    if (
-        isinstance(prefix, torch.Tensor)
-        and prefix.shape == (len(x),)
-        and prefix[:2].abs().max() > 1e-5
-    ):
-        return (
-            "positions 0 and 1 have fewer than two tokens before them, so there is one order "
-            f"only and nothing can change, yet your prefix starts "
-            f"{float(prefix[0]):z.4f}, {float(prefix[1]):z.4f}"
-        )
-    return None
-
-
-def keeps_the_gradient(x: torch.Tensor, idx: torch.Tensor, E: torch.Tensor, P: torch.Tensor):
-    if (E.requires_grad or P.requires_grad) and not x.requires_grad:
-        return (
-            "the result carries no gradient back to the two tables (detaching, reading the "
-            "raw data or building a new tensor cuts it), so a model using it could never "
-            "train them"
-        )
-    return None
-
-
-def row_zero_is_sin0_cos0(table: torch.Tensor, T: int, d: int, base: float) -> str | None:
-    expected = torch.tensor([0.0, 1.0]).repeat(d // 2)
-    if not torch.allclose(table[0].float(), expected, atol=1e-5):
-        return f"position 0 should be (sin 0, cos 0, ...) = (0, 1, 0, 1, ...), got {table[0][:4]}"
-    return None
-
-
-def self_similarity(out, P: torch.Tensor) -> str | None:
-    by_offset = out[0]
-    if isinstance(by_offset, torch.Tensor) and by_offset.shape == (len(P),):
-        if abs(float(by_offset[0]) - 1) > 1e-4:
-            return (
-                "at offset 0 every position is paired with itself, so the mean cosine must be "
-                f"1; yours is {float(by_offset[0]):z.4f}"
-            )
-    return None
-
-
-# --- Exercise 1: the permutation test --------------------------------------------------------
-
-
-def _permutation_test(f: Layer, x: torch.Tensor, perm: torch.Tensor):
-    """f: [T, d] → [T, d_out]; x: [T, d]; perm: [T] → (gap [T], prefix [T])."""
-    T = x.shape[0]
-    original = f(x)  # [T, d_out]
-    shuffled = f(x[perm])  # position i holds the token that stood at perm[i]
-    gap = (shuffled - original[perm]).abs().amax(dim=-1)
-    prefix = torch.zeros(T)
-    for t in range(2, T):  # with fewer than two tokens before t there is one order only
-        for order in itertools.permutations(range(t)):
-            reordered = torch.tensor([*order, *range(t, T)])
-            output_t = f(x[reordered])[t]
-            change = (output_t - original[t]).abs().max()
-            prefix[t] = max(prefix[t], change)
-    return gap, prefix
 
 
 def _permutation_inputs(g: torch.Generator) -> list[tuple]:
@@ -199,6 +144,28 @@ def _with_prefix(**kwargs) -> Callable:
 def _last_position_only(f: Layer, x: torch.Tensor, perm: torch.Tensor):
     gap, prefix = _permutation_test(f, x, perm)
     return gap, torch.cat([torch.zeros(len(prefix) - 1), prefix[-1:]])
+
+
+def non_negative(out, f: Layer, x: torch.Tensor, perm: torch.Tensor) -> str | None:
+    gap, prefix = out
+    if isinstance(gap, torch.Tensor) and (gap < -1e-6).any():
+        return "a gap is negative, but a largest absolute difference cannot be"
+    return None
+
+
+def nothing_to_reorder(out, f: Layer, x: torch.Tensor, perm: torch.Tensor) -> str | None:
+    prefix = out[1]
+    if (
+        isinstance(prefix, torch.Tensor)
+        and prefix.shape == (len(x),)
+        and prefix[:2].abs().max() > 1e-5
+    ):
+        return (
+            "positions 0 and 1 have fewer than two tokens before them, so there is one order "
+            f"only and nothing can change, yet your prefix starts "
+            f"{float(prefix[0]):z.4f}, {float(prefix[1]):z.4f}"
+        )
+    return None
 
 
 register(
@@ -349,6 +316,16 @@ def _embed_inputs(g: torch.Generator) -> list[tuple]:
     ]
 
 
+def keeps_the_gradient(x: torch.Tensor, idx: torch.Tensor, E: torch.Tensor, P: torch.Tensor):
+    if (E.requires_grad or P.requires_grad) and not x.requires_grad:
+        return (
+            "the result carries no gradient back to the two tables (detaching, reading the "
+            "raw data or building a new tensor cuts it), so a model using it could never "
+            "train them"
+        )
+    return None
+
+
 register(
     Exercise(
         name="embed",
@@ -469,6 +446,13 @@ def _sinusoidal_inputs(g: torch.Generator) -> list[tuple]:
         2 * int(torch.randint(2, 17, (1,), generator=g)),
     )
     return [(12, 8, 10000.0), (7, 6, 100.0), (64, 32, 10000.0), (*drawn, 10000.0)]
+
+
+def row_zero_is_sin0_cos0(table: torch.Tensor, T: int, d: int, base: float) -> str | None:
+    expected = torch.tensor([0.0, 1.0]).repeat(d // 2)
+    if not torch.allclose(table[0].float(), expected, atol=1e-5):
+        return f"position 0 should be (sin 0, cos 0, ...) = (0, 1, 0, 1, ...), got {table[0][:4]}"
+    return None
 
 
 register(
@@ -635,6 +619,17 @@ def _offset_inputs(g: torch.Generator) -> list[tuple]:
         (torch.randn(64, 32, generator=g),),
         (smooth,),
     ]
+
+
+def self_similarity(out, P: torch.Tensor) -> str | None:
+    by_offset = out[0]
+    if isinstance(by_offset, torch.Tensor) and by_offset.shape == (len(P),):
+        if abs(float(by_offset[0]) - 1) > 1e-4:
+            return (
+                "at offset 0 every position is paired with itself, so the mean cosine must be "
+                f"1; yours is {float(by_offset[0]):z.4f}"
+            )
+    return None
 
 
 register(

@@ -16,60 +16,6 @@ from gptlib.lessons.nb03.experiments import with_causal
 from gptlib.lessons.shared.references import held_out_losses
 from gptlib.model import GPT, GPTConfig, causal_mask
 
-
-# The inputs and adapters (module level: a graded release's recording loads them by name): the
-# model with dropout that the held-out losses are measured on.
-class SameDropoutEachCall(GPT):
-    """A GPT with dropout that draws the same masks on every call: a measurement taken in
-    training mode then differs from one in evaluation mode the same way every time, so the check
-    can name that mistake. The global random state is left as it was."""
-
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
-            return super().forward(idx, targets)
-
-
-# --- properties: conditions any right answer meets (no reference needed) ---
-
-
-def rows_sum_to_one(out: torch.Tensor, scores: torch.Tensor) -> str | None:
-    sums = out.sum(dim=-1)
-    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-5):
-        return (
-            f"rows should sum to 1, but some sum to {sums.flatten()[sums.flatten().argmin()]:z.3f}"
-        )
-    return None
-
-
-def future_is_zero(out: torch.Tensor, scores: torch.Tensor) -> str | None:
-    if (out.triu(diagonal=1) != 0).any():
-        return "weights above the diagonal (keys after the query) must be exactly 0"
-    return None
-
-
-def no_negative_sizes(out: torch.Tensor, model, idx, other) -> str | None:
-    if (out < 0).any():
-        return "a change is a size: no entry can be negative"
-    return None
-
-
-def below_the_uniform_guess(out: float, grammar: Grammar) -> str | None:
-    uniform = math.log(len(grammar.alphabet()))
-    if not 0 < float(out) < uniform:
-        return (
-            f"the floor must lie between 0 and ln {len(grammar.alphabet())} = {uniform:z.3f}, the "
-            f"loss of a uniform guess over the alphabet; got {float(out):z.4f}"
-        )
-    return None
-
-
-def no_gradients(out: tuple, model, x, y) -> str | None:
-    if any(isinstance(o, torch.Tensor) and o.requires_grad for o in out):
-        return "the losses still carry an autograd graph (requires_grad=True)"
-    return None
-
-
 # --- Exercise 1: causal attention weights ------------------------------------------------------
 
 
@@ -111,6 +57,21 @@ def _renormalised_after_softmax(scores: torch.Tensor) -> torch.Tensor:
 def _wrong_axis(scores: torch.Tensor) -> torch.Tensor:
     allowed = causal_mask(scores.shape[-1])
     return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-2)
+
+
+def rows_sum_to_one(out: torch.Tensor, scores: torch.Tensor) -> str | None:
+    sums = out.sum(dim=-1)
+    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-5):
+        return (
+            f"rows should sum to 1, but some sum to {sums.flatten()[sums.flatten().argmin()]:z.3f}"
+        )
+    return None
+
+
+def future_is_zero(out: torch.Tensor, scores: torch.Tensor) -> str | None:
+    if (out.triu(diagonal=1) != 0).any():
+        return "weights above the diagonal (keys after the query) must be exactly 0"
+    return None
 
 
 register(
@@ -279,6 +240,12 @@ def _replace_first_sequence(idx: torch.Tensor, other: torch.Tensor, p: int) -> t
 
 def _largest(diff: torch.Tensor) -> torch.Tensor:
     return diff.abs().amax(dim=(0, 2))
+
+
+def no_negative_sizes(out: torch.Tensor, model, idx, other) -> str | None:
+    if (out < 0).any():
+        return "a change is a size: no entry can be negative"
+    return None
 
 
 register(
@@ -491,6 +458,16 @@ def _floor_mean_of_ratios(grammar: Grammar) -> float:
     return p * with_tail + (1 - p) * without
 
 
+def below_the_uniform_guess(out: float, grammar: Grammar) -> str | None:
+    uniform = math.log(len(grammar.alphabet()))
+    if not 0 < float(out) < uniform:
+        return (
+            f"the floor must lie between 0 and ln {len(grammar.alphabet())} = {uniform:z.3f}, the "
+            f"loss of a uniform guess over the alphabet; got {float(out):z.4f}"
+        )
+    return None
+
+
 register(
     Exercise(
         name="entropy-floor",
@@ -608,6 +585,17 @@ register(
 # --- Exercise 4: the held-out losses of a trained model ----------------------------------------
 
 
+class SameDropoutEachCall(GPT):
+    """A GPT with dropout that draws the same masks on every call: a measurement taken in
+    training mode then differs from one in evaluation mode the same way every time, so the check
+    can name that mistake. The global random state is left as it was."""
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            return super().forward(idx, targets)
+
+
 def _held_out_inputs(generator: torch.Generator) -> list[tuple]:
     # Small models without and with the mask, one with dropout left in training mode, and the
     # lesson's shapes: 32 windows of 32 characters of a 27-character alphabet, d = 64.
@@ -671,6 +659,12 @@ def _prefix(model: GPT, x: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
 
 def _mean(losses: torch.Tensor) -> torch.Tensor:
     return losses.mean(dim=0)
+
+
+def no_gradients(out: tuple, model, x, y) -> str | None:
+    if any(isinstance(o, torch.Tensor) and o.requires_grad for o in out):
+        return "the losses still carry an autograd graph (requires_grad=True)"
+    return None
 
 
 register(

@@ -29,42 +29,28 @@ from gptlib.lessons.shared.references import loss_gradient_norms
 from gptlib.lessons.shared.routes import BLOCK
 from gptlib.model import MLP, CausalSelfAttention
 
-
-# The inputs and adapters (module level: a graded release's recording loads them by name): a
-# student's gradient measurements are run on a freshly built model of notebook 06 for every input,
-# so that what one answer leaves in the parameters' .grad never reaches the next.
-def fresh_model(norm: str, n_layers: int, seed: int, stale: bool, inputs, targets) -> nn.Module:
-    """The input's model; `stale`: an earlier backward pass, on other targets, left its
-    gradient in .grad."""
-    model = npl.build_model(norm, n_layers, seed=seed)
-    if stale:
-        _, loss = model(inputs, targets.roll(1, dims=1))
-        loss.backward()
-    return model
+# ---------------------------------------------------------------- layer_norm
 
 
-def _on_a_fresh_model(name: str, empty_grad: str, answer: Callable[..., Any]) -> Callable[..., Any]:
-    def run(norm, n_layers, seed, stale, inputs, targets):
-        model = fresh_model(norm, n_layers, seed, stale, inputs, targets)
-        try:
-            return answer(model, inputs, targets)
-        except (AttributeError, TypeError) as exc:
-            if "NoneType" not in str(exc):
-                raise
-            exercise = exercise_named(name)
-            mistake = next(m for m in exercise.mistakes if m.name == empty_grad)
-            raise mistake_error(exercise, mistake) from exc
+def _layer_norm_inputs(g: torch.Generator) -> list[tuple]:
+    """float64, so that any correct formula agrees with the reference to ~1e-12.
 
-    return run
-
-
-def on_a_fresh_model(name: str, empty_grad: str) -> Callable[[Any], Callable[..., Any]]:
-    """`adapt` of the two exercises: build the input's model, then call the answer on it; an
-    answer that reads a gradient that is still None is named as mistake `empty_grad`."""
-    return functools.partial(_on_a_fresh_model, name, empty_grad)
+    The last token is the lesson's edge: nearly constant in the first case (variance ~1e-6,
+    comparable to eps, so where and how eps enters shows), exactly constant in the second
+    (variance 0: only eps keeps the division finite).
+    """
+    cases = []
+    for (B, T, d), spread in (((2, 3, 8), 1e-3), ((1, 4, 16), 0.0)):
+        x = 3.0 * torch.randn(B, T, d, generator=g, dtype=torch.float64) + 1.0
+        x[:, -1] = spread * torch.randn(B, d, generator=g, dtype=torch.float64) + 2.0
+        gamma = 1.0 + 0.5 * torch.randn(d, generator=g, dtype=torch.float64)
+        beta = 0.5 * torch.randn(d, generator=g, dtype=torch.float64)
+        cases.append((x, gamma, beta, 1e-5))
+    return cases
 
 
-# --- properties: conditions any right answer meets (no reference needed) ---
+def _normalise(x, mean, var, eps):
+    return (x - mean) / torch.sqrt(var + eps)
 
 
 def zero_mean_per_token(out, x, gamma, beta, eps):
@@ -88,30 +74,6 @@ def nearly_unit_variance(out, x, gamma, beta, eps):
             f"by {worst:z.3g}"
         )
     return None
-
-
-# ---------------------------------------------------------------- layer_norm
-
-
-def _layer_norm_inputs(g: torch.Generator) -> list[tuple]:
-    """float64, so that any correct formula agrees with the reference to ~1e-12.
-
-    The last token is the lesson's edge: nearly constant in the first case (variance ~1e-6,
-    comparable to eps, so where and how eps enters shows), exactly constant in the second
-    (variance 0: only eps keeps the division finite).
-    """
-    cases = []
-    for (B, T, d), spread in (((2, 3, 8), 1e-3), ((1, 4, 16), 0.0)):
-        x = 3.0 * torch.randn(B, T, d, generator=g, dtype=torch.float64) + 1.0
-        x[:, -1] = spread * torch.randn(B, d, generator=g, dtype=torch.float64) + 2.0
-        gamma = 1.0 + 0.5 * torch.randn(d, generator=g, dtype=torch.float64)
-        beta = 0.5 * torch.randn(d, generator=g, dtype=torch.float64)
-        cases.append((x, gamma, beta, 1e-5))
-    return cases
-
-
-def _normalise(x, mean, var, eps):
-    return (x - mean) / torch.sqrt(var + eps)
 
 
 register(
@@ -560,6 +522,37 @@ def _read_before_backward(model, inputs, targets):
     norms = _per_block(model)
     _backward(model, inputs, targets)
     return norms
+
+
+def fresh_model(norm: str, n_layers: int, seed: int, stale: bool, inputs, targets) -> nn.Module:
+    """The input's model; `stale`: an earlier backward pass, on other targets, left its
+    gradient in .grad."""
+    model = npl.build_model(norm, n_layers, seed=seed)
+    if stale:
+        _, loss = model(inputs, targets.roll(1, dims=1))
+        loss.backward()
+    return model
+
+
+def _on_a_fresh_model(name: str, empty_grad: str, answer: Callable[..., Any]) -> Callable[..., Any]:
+    def run(norm, n_layers, seed, stale, inputs, targets):
+        model = fresh_model(norm, n_layers, seed, stale, inputs, targets)
+        try:
+            return answer(model, inputs, targets)
+        except (AttributeError, TypeError) as exc:
+            if "NoneType" not in str(exc):
+                raise
+            exercise = exercise_named(name)
+            mistake = next(m for m in exercise.mistakes if m.name == empty_grad)
+            raise mistake_error(exercise, mistake) from exc
+
+    return run
+
+
+def on_a_fresh_model(name: str, empty_grad: str) -> Callable[[Any], Callable[..., Any]]:
+    """`adapt` of the two exercises: build the input's model, then call the answer on it; an
+    answer that reads a gradient that is still None is named as mistake `empty_grad`."""
+    return functools.partial(_on_a_fresh_model, name, empty_grad)
 
 
 register(

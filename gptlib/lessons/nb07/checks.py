@@ -33,12 +33,90 @@ from gptlib.model import Block as LibraryBlock
 from gptlib.model import CausalSelfAttention as LibraryAttention
 from gptlib.model import GPTConfig
 
+# === Notebook 07_build_the_gpt: every piece of the GPT, generate and the KV cache ============
+#
+# The student writes the attention, the MLP, `Block` and `GPT` as classes. The check builds
+# them, loads the state dict of a gptlib model with random values far from any initialisation
+# (so that every weight matters), and compares what they compute with gptlib's. Each
+# catalogued mistake is a class (or function) that makes exactly that mistake.
+#
+# No late surprises: what the notebook later does with these classes, the checks do first.
+# Section 8 moves weights between the student's model and gptlib's with a strict
+# `load_state_dict`, and section 10 trains the model, so the checks load strictly (a buffer in
+# the state dict is a named mistake), run a backward pass, and compare every parameter's
+# gradient with gptlib's; the capstone is also built with its default sizes, the chapter's,
+# as section 8 builds it. A check leaves torch's global random stream as it found it, so that
+# the notebook's next random draws do not depend on what the checks build.
 
-# The inputs and adapters (module level: a graded release's recording loads them by name): how a
-# student's attention, MLP, block, GPT and cached attention step are built and run the way the
-# notebook's later cells run them (loaded strictly, a forward and a backward pass compared with
-# gptlib's), each on a fork of torch's random stream; the messages of the structural mistakes those
-# runs report.
+
+def _lively(module: nn.Module, g: torch.Generator) -> nn.Module:
+    """Give every parameter of `module` random values: matrices N(0, 1/fan_in) (embedding
+    tables N(0, 1)), LayerNorm scales near 1, biases and shifts of order 0.2. In evaluation
+    mode."""
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if p.dim() == 2:
+                std = 1.0 if "emb" in name else p.shape[1] ** -0.5
+                p.copy_(std * torch.randn(p.shape, generator=g))
+            elif name.endswith("weight"):  # a LayerNorm's γ
+                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.2 * torch.randn(p.shape, generator=g))
+    return module.eval()
+
+
+class _Attention(LibraryAttention):
+    """gptlib's attention with the softmax written out, built as the student's is:
+    (d_model, n_heads). The catalogue's attentions below change it."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__(d_model, n_heads, fused=False)
+
+
+# --- the attention and the MLP, written again from memory (notebooks 04 and 05) ---------------
+# 04's and 05's catalogues of mistakes, under 07's names so that 07's report counts them.
+# The attention is run as the capstone will run it: loaded strictly, with gradients.
+
+
+class _BufferedAttention(_Attention):
+    """The right computation, with its mask kept in the state dict (a persistent buffer)."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__(d_model, n_heads)
+        self.register_buffer("mask", torch.ones(256, 256, dtype=torch.bool).triu(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, d = x.shape
+        q, k, v = (
+            t.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+            for t in self.qkv(x).split(d, dim=-1)
+        )
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        scores = scores.masked_fill(self.mask[:T, :T], float("-inf"))
+        return self.proj((scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, d))
+
+
+class _DetachedAttention(_Attention):
+    """The right numbers from weights read without gradient tracking."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return super().forward(x)
+
+
+def _attention_inputs(g: torch.Generator) -> list[tuple]:
+    """(d_model, n_heads, a gptlib attention layer with lively weights, x [B, T, d]). The last
+    input is 40 positions long: a mask stored at a fixed small size breaks."""
+    cases = []
+    for B, T, d, h in ((2, 5, 12, 3), (1, 6, 8, 4), (1, 40, 16, 2)):
+        source = _lively(LibraryAttention(d, h), g)
+        cases.append((d, h, source, torch.randn(B, T, d, generator=g)))
+    return cases
+
+
+# --- what later cells do with a module: a strict load, a forward and a backward pass -------
+
+
 def own_random_stream(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` run on a fork of torch's global random stream: building the check's models and the
     student's leaves the notebook's next random draws as they were."""
@@ -60,8 +138,6 @@ def forked_adapt(adapt: Callable[[Any], Callable[..., Any]]) -> Callable[[Any], 
     return functools.partial(_forked, adapt)
 
 
-# --- what later cells do with a module: a strict load, a forward and a backward pass -------
-
 BUFFER_IN_STATE_DICT = (
     "buffer-in-the-state-dict",
     "your module keeps a tensor that is not a weight (a mask, say) in its state dict. "
@@ -69,6 +145,8 @@ BUFFER_IN_STATE_DICT = (
     "and gptlib's with a strict load, which refuses any name that only one side has. A tensor "
     "that can be rebuilt belongs outside the state dict, or can be made anew in forward.",
 )
+
+
 IN_PLACE = (
     "in-place-on-a-saved-tensor",
     "your forward pass changes, in place, a tensor that autograd kept for the backward pass "
@@ -76,6 +154,8 @@ IN_PLACE = (
     "numbers come out right, but training's backward pass (section 10) stops with an error. "
     "Make a new tensor for each result instead of changing one.",
 )
+
+
 GRADIENT_CUT = (
     "gradient-cut",
     "your model computes the right numbers, but part of it is cut off from the gradient: it "
@@ -193,245 +273,6 @@ def run_module(exercise: str, module_class: Any) -> Callable[..., torch.Tensor]:
         return run_like_gptlib(exercise, module_class(d_model, n_heads), source, x)
 
     return run
-
-
-def _names_per_parameter(module: nn.Module) -> list[list[str]]:
-    """Every parameter's names: one each, except for a parameter that several modules share."""
-    names: dict[int, list[str]] = {}
-    for name, p in module.named_parameters(remove_duplicate=False):
-        names.setdefault(id(p), []).append(name)
-    return list(names.values())
-
-
-def _tied(module: nn.Module) -> bool:
-    """Whether the unembedding and the token embedding are one matrix (tied weights)."""
-    return any(
-        any(n.startswith("tok_emb.") for n in names)
-        and any(n.startswith("lm_head.") for n in names)
-        for names in _names_per_parameter(module)
-    )
-
-
-def _blocks_share_weights(module: nn.Module) -> bool:
-    """Whether two layers of the stack hold the same parameter ([Block(...)] * n_layers)."""
-    return any(
-        len({n.split(".")[1] for n in names if n.startswith("blocks.")}) > 1
-        for names in _names_per_parameter(module)
-    )
-
-
-NOT_TIED = (
-    "not-tied",
-    "with tie_weights=True the unembedding must be the token embedding's matrix itself, one "
-    "parameter used twice, not a copy of it: the model then holds V·d numbers fewer, and "
-    "training updates the one matrix from both uses.",
-)
-TIED_ALWAYS = (
-    "tied-when-not-asked",
-    "your model shares the unembedding with the token embedding although tie_weights is "
-    "False: share the matrix only when it is asked for.",
-)
-ONE_BLOCK_SHARED = (
-    "one-block-shared",
-    "every layer of your stack is one and the same block: a list that repeats one module "
-    "holds n_layers references to it, so all layers share a single set of weights and the "
-    "model has the parameters of one block. That is not weight tying, which shares only the "
-    "token embedding with the unembedding. Each layer needs a block of its own, built anew "
-    "for each place in the stack.",
-)
-OTHER_DEFAULTS = (
-    "other-default-sizes",
-    "your model is right when every size is given, but its default sizes are not the "
-    "chapter's: section 8 builds it with the vocabulary size alone and loads the weights of "
-    "gptlib's model of the chapter's sizes (d = 128, 4 heads, 4 layers, 256 positions).",
-)
-
-
-def run_gpt(gpt_class: Any) -> Callable[..., tuple]:
-    """`adapt`: build gpt_class(**config) and run it like gptlib's model (`run_like_gptlib`)."""
-
-    def run(config: dict, source: nn.Module, idx: torch.Tensor, targets: Any) -> tuple:
-        model = gpt_class(**config)
-        if _blocks_share_weights(model):  # before loading, which would report a misfit
-            raise _report("gpt", ONE_BLOCK_SHARED)
-        ours, theirs = _shapes(model), _shapes(source)
-        if set(config) == {"vocab_size"} and ours.keys() == theirs.keys() and ours != theirs:
-            raise _report("gpt", OTHER_DEFAULTS)
-        if _tied(model) != _tied(source):  # equal logits could hide it: a tie is not a value
-            raise _report("gpt", NOT_TIED if config.get("tie_weights") else TIED_ALWAYS)
-        if set(config) != {"vocab_size"}:
-            return run_like_gptlib("gpt", model, source, idx, targets)
-        try:
-            return run_like_gptlib("gpt", model, source, idx, targets)
-        except CheckError:
-            raise
-        except Exception as exc:
-            raise CheckError(
-                "gpt",
-                f"built as section 8 builds it, GPT({config['vocab_size']}) with the chapter's "
-                f"sizes, your model fails on a window of all {idx.shape[1]} positions it knows "
-                f"(the chapter's script reads 64, and nothing stops a longer window): "
-                f"{type(exc).__name__}: {exc}",
-            ) from None
-
-    return run
-
-
-def _shapes(module: nn.Module) -> dict[str, tuple[int, ...]]:
-    return {name: tuple(p.shape) for name, p in module.named_parameters()}
-
-
-class Projections(nn.Module):
-    """An attention layer's two linear maps and nothing else: what `attend_with_cache` may use.
-    In the notebook it runs on the student's own layers, whose other attributes may be named
-    otherwise than gptlib's."""
-
-    def __init__(self, layer: nn.Module) -> None:
-        super().__init__()
-        self.qkv, self.proj = layer.qkv, layer.proj
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        raise CheckError(
-            "kv-cache",
-            "your function runs the whole attention layer, which recomputes every position it "
-            "is given. A cached step computes the newest position's query, key and value with "
-            "the layer's qkv, attends over the cache, and applies proj.",
-        )
-
-
-def run_step_by_step(attend: Any) -> Callable[..., tuple]:
-    """`adapt`: feed x to `attend` one position at a time, starting from cache=None, passing on
-    the cache it returns. → (outputs [B, T, d], keys, values of the last cache)."""
-
-    def run(attn: nn.Module, x: torch.Tensor, n_heads: int) -> tuple:
-        cache, outputs = None, []
-        with torch.no_grad():
-            for t in range(x.shape[1]):
-                try:
-                    returned = attend(attn, x[:, t : t + 1], cache, n_heads)
-                except AttributeError as exc:
-                    raise CheckError(
-                        "kv-cache",
-                        f"your function read an attribute the layer it is given need not have "
-                        f"({exc}). Use only the layer's qkv and proj, and the n_heads argument: "
-                        "in the notebook it runs on your own attention layers.",
-                    ) from None
-                if not (isinstance(returned, tuple) and len(returned) == 2):
-                    raise CheckError(
-                        "kv-cache",
-                        "return two things, the output for the new position and the new "
-                        f"cache: (y, (keys, values)); yours returned {type(returned).__name__}",
-                    )
-                y, cache = returned
-                if not (isinstance(cache, tuple) and len(cache) == 2):
-                    raise CheckError(
-                        "kv-cache",
-                        "the cache you return must be a pair (keys, values), each [B, h, t, "
-                        f"d_h]; yours is {type(cache).__name__}",
-                    )
-                outputs.append(y)
-        return torch.cat(outputs, dim=1), *cache
-
-    return run
-
-
-# --- properties: conditions any right answer meets (no reference needed) ---
-
-
-def loss_is_a_number(out: tuple, config: dict, source, idx, targets) -> str | None:
-    loss = out[1]
-    if targets is None:
-        return None if loss is None else "without targets, forward must return (logits, None)"
-    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-        return "the loss must be one number, a 0-d tensor: the mean over all B·T predictions"
-    return None
-
-
-def keeps_the_prompt(out: torch.Tensor, model, idx: torch.Tensor, *_: object) -> str | None:
-    if not torch.equal(out[:, : idx.shape[1]], idx):
-        return "the result must start with the prompt idx, unchanged, and append to it"
-    return None
-
-
-# === Notebook 07_build_the_gpt: every piece of the GPT, generate and the KV cache ============
-#
-# The student writes the attention, the MLP, `Block` and `GPT` as classes. The check builds
-# them, loads the state dict of a gptlib model with random values far from any initialisation
-# (so that every weight matters), and compares what they compute with gptlib's. Each
-# catalogued mistake is a class (or function) that makes exactly that mistake.
-#
-# No late surprises: what the notebook later does with these classes, the checks do first.
-# Section 8 moves weights between the student's model and gptlib's with a strict
-# `load_state_dict`, and section 10 trains the model, so the checks load strictly (a buffer in
-# the state dict is a named mistake), run a backward pass, and compare every parameter's
-# gradient with gptlib's; the capstone is also built with its default sizes, the chapter's,
-# as section 8 builds it. A check leaves torch's global random stream as it found it, so that
-# the notebook's next random draws do not depend on what the checks build.
-
-
-def _lively(module: nn.Module, g: torch.Generator) -> nn.Module:
-    """Give every parameter of `module` random values: matrices N(0, 1/fan_in) (embedding
-    tables N(0, 1)), LayerNorm scales near 1, biases and shifts of order 0.2. In evaluation
-    mode."""
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if p.dim() == 2:
-                std = 1.0 if "emb" in name else p.shape[1] ** -0.5
-                p.copy_(std * torch.randn(p.shape, generator=g))
-            elif name.endswith("weight"):  # a LayerNorm's γ
-                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(0.2 * torch.randn(p.shape, generator=g))
-    return module.eval()
-
-
-class _Attention(LibraryAttention):
-    """gptlib's attention with the softmax written out, built as the student's is:
-    (d_model, n_heads). The catalogue's attentions below change it."""
-
-    def __init__(self, d_model: int, n_heads: int) -> None:
-        super().__init__(d_model, n_heads, fused=False)
-
-
-# --- the attention and the MLP, written again from memory (notebooks 04 and 05) ---------------
-# 04's and 05's catalogues of mistakes, under 07's names so that 07's report counts them.
-# The attention is run as the capstone will run it: loaded strictly, with gradients.
-
-
-class _BufferedAttention(_Attention):
-    """The right computation, with its mask kept in the state dict (a persistent buffer)."""
-
-    def __init__(self, d_model: int, n_heads: int) -> None:
-        super().__init__(d_model, n_heads)
-        self.register_buffer("mask", torch.ones(256, 256, dtype=torch.bool).triu(1))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, d = x.shape
-        q, k, v = (
-            t.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
-            for t in self.qkv(x).split(d, dim=-1)
-        )
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
-        scores = scores.masked_fill(self.mask[:T, :T], float("-inf"))
-        return self.proj((scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, d))
-
-
-class _DetachedAttention(_Attention):
-    """The right numbers from weights read without gradient tracking."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        with torch.no_grad():
-            return super().forward(x)
-
-
-def _attention_inputs(g: torch.Generator) -> list[tuple]:
-    """(d_model, n_heads, a gptlib attention layer with lively weights, x [B, T, d]). The last
-    input is 40 positions long: a mask stored at a fixed small size breaks."""
-    cases = []
-    for B, T, d, h in ((2, 5, 12, 3), (1, 6, 8, 4), (1, 40, 16, 2)):
-        source = _lively(LibraryAttention(d, h), g)
-        cases.append((d, h, source, torch.randn(B, T, d, generator=g)))
-    return cases
 
 
 register(
@@ -805,6 +646,107 @@ OTHER_DEFAULTS_FIX = (
 )
 
 
+def _names_per_parameter(module: nn.Module) -> list[list[str]]:
+    """Every parameter's names: one each, except for a parameter that several modules share."""
+    names: dict[int, list[str]] = {}
+    for name, p in module.named_parameters(remove_duplicate=False):
+        names.setdefault(id(p), []).append(name)
+    return list(names.values())
+
+
+def _tied(module: nn.Module) -> bool:
+    """Whether the unembedding and the token embedding are one matrix (tied weights)."""
+    return any(
+        any(n.startswith("tok_emb.") for n in names)
+        and any(n.startswith("lm_head.") for n in names)
+        for names in _names_per_parameter(module)
+    )
+
+
+def _blocks_share_weights(module: nn.Module) -> bool:
+    """Whether two layers of the stack hold the same parameter ([Block(...)] * n_layers)."""
+    return any(
+        len({n.split(".")[1] for n in names if n.startswith("blocks.")}) > 1
+        for names in _names_per_parameter(module)
+    )
+
+
+NOT_TIED = (
+    "not-tied",
+    "with tie_weights=True the unembedding must be the token embedding's matrix itself, one "
+    "parameter used twice, not a copy of it: the model then holds V·d numbers fewer, and "
+    "training updates the one matrix from both uses.",
+)
+
+
+TIED_ALWAYS = (
+    "tied-when-not-asked",
+    "your model shares the unembedding with the token embedding although tie_weights is "
+    "False: share the matrix only when it is asked for.",
+)
+
+
+ONE_BLOCK_SHARED = (
+    "one-block-shared",
+    "every layer of your stack is one and the same block: a list that repeats one module "
+    "holds n_layers references to it, so all layers share a single set of weights and the "
+    "model has the parameters of one block. That is not weight tying, which shares only the "
+    "token embedding with the unembedding. Each layer needs a block of its own, built anew "
+    "for each place in the stack.",
+)
+
+
+OTHER_DEFAULTS = (
+    "other-default-sizes",
+    "your model is right when every size is given, but its default sizes are not the "
+    "chapter's: section 8 builds it with the vocabulary size alone and loads the weights of "
+    "gptlib's model of the chapter's sizes (d = 128, 4 heads, 4 layers, 256 positions).",
+)
+
+
+def run_gpt(gpt_class: Any) -> Callable[..., tuple]:
+    """`adapt`: build gpt_class(**config) and run it like gptlib's model (`run_like_gptlib`)."""
+
+    def run(config: dict, source: nn.Module, idx: torch.Tensor, targets: Any) -> tuple:
+        model = gpt_class(**config)
+        if _blocks_share_weights(model):  # before loading, which would report a misfit
+            raise _report("gpt", ONE_BLOCK_SHARED)
+        ours, theirs = _shapes(model), _shapes(source)
+        if set(config) == {"vocab_size"} and ours.keys() == theirs.keys() and ours != theirs:
+            raise _report("gpt", OTHER_DEFAULTS)
+        if _tied(model) != _tied(source):  # equal logits could hide it: a tie is not a value
+            raise _report("gpt", NOT_TIED if config.get("tie_weights") else TIED_ALWAYS)
+        if set(config) != {"vocab_size"}:
+            return run_like_gptlib("gpt", model, source, idx, targets)
+        try:
+            return run_like_gptlib("gpt", model, source, idx, targets)
+        except CheckError:
+            raise
+        except Exception as exc:
+            raise CheckError(
+                "gpt",
+                f"built as section 8 builds it, GPT({config['vocab_size']}) with the chapter's "
+                f"sizes, your model fails on a window of all {idx.shape[1]} positions it knows "
+                f"(the chapter's script reads 64, and nothing stops a longer window): "
+                f"{type(exc).__name__}: {exc}",
+            ) from None
+
+    return run
+
+
+def _shapes(module: nn.Module) -> dict[str, tuple[int, ...]]:
+    return {name: tuple(p.shape) for name, p in module.named_parameters()}
+
+
+def loss_is_a_number(out: tuple, config: dict, source, idx, targets) -> str | None:
+    loss = out[1]
+    if targets is None:
+        return None if loss is None else "without targets, forward must return (logits, None)"
+    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+        return "the loss must be one number, a 0-d tensor: the mean over all B·T predictions"
+    return None
+
+
 register(
     Exercise(
         name="gpt",
@@ -970,6 +912,12 @@ def _generate_inputs(g: torch.Generator) -> list[tuple]:
     return cases
 
 
+def keeps_the_prompt(out: torch.Tensor, model, idx: torch.Tensor, *_: object) -> str | None:
+    if not torch.equal(out[:, : idx.shape[1]], idx):
+        return "the result must start with the prompt idx, unchanged, and append to it"
+    return None
+
+
 register(
     Exercise(
         name="generate",
@@ -1108,6 +1056,24 @@ def _attend_with_cache(
     return y, (new if keep == "newest" else (k, v))
 
 
+class Projections(nn.Module):
+    """An attention layer's two linear maps and nothing else: what `attend_with_cache` may use.
+    In the notebook it runs on the student's own layers, whose other attributes may be named
+    otherwise than gptlib's."""
+
+    def __init__(self, layer: nn.Module) -> None:
+        super().__init__()
+        self.qkv, self.proj = layer.qkv, layer.proj
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise CheckError(
+            "kv-cache",
+            "your function runs the whole attention layer, which recomputes every position it "
+            "is given. A cached step computes the newest position's query, key and value with "
+            "the layer's qkv, attends over the cache, and applies proj.",
+        )
+
+
 def _kv_cache_inputs(g: torch.Generator) -> list[tuple]:
     """(the qkv and proj maps of a gptlib attention layer with lively weights, x [B, T, d],
     n_heads): the check feeds x one position at a time."""
@@ -1116,6 +1082,42 @@ def _kv_cache_inputs(g: torch.Generator) -> list[tuple]:
         attn = Projections(_lively(LibraryAttention(d, h), g))
         cases.append((attn, torch.randn(B, T, d, generator=g), h))
     return cases
+
+
+def run_step_by_step(attend: Any) -> Callable[..., tuple]:
+    """`adapt`: feed x to `attend` one position at a time, starting from cache=None, passing on
+    the cache it returns. → (outputs [B, T, d], keys, values of the last cache)."""
+
+    def run(attn: nn.Module, x: torch.Tensor, n_heads: int) -> tuple:
+        cache, outputs = None, []
+        with torch.no_grad():
+            for t in range(x.shape[1]):
+                try:
+                    returned = attend(attn, x[:, t : t + 1], cache, n_heads)
+                except AttributeError as exc:
+                    raise CheckError(
+                        "kv-cache",
+                        f"your function read an attribute the layer it is given need not have "
+                        f"({exc}). Use only the layer's qkv and proj, and the n_heads argument: "
+                        "in the notebook it runs on your own attention layers.",
+                    ) from None
+                if not (isinstance(returned, tuple) and len(returned) == 2):
+                    raise CheckError(
+                        "kv-cache",
+                        "return two things, the output for the new position and the new "
+                        f"cache: (y, (keys, values)); yours returned {type(returned).__name__}",
+                    )
+                y, cache = returned
+                if not (isinstance(cache, tuple) and len(cache) == 2):
+                    raise CheckError(
+                        "kv-cache",
+                        "the cache you return must be a pair (keys, values), each [B, h, t, "
+                        f"d_h]; yours is {type(cache).__name__}",
+                    )
+                outputs.append(y)
+        return torch.cat(outputs, dim=1), *cache
+
+    return run
 
 
 register(

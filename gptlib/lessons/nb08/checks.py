@@ -20,9 +20,51 @@ from gptlib.lessons.engine.checks.core import CheckError, Exercise, Mistake, Pro
 from gptlib.lessons.engine.checks.delegation import Route
 from gptlib.model import GPT, GPTConfig
 
-# The inputs and adapters (module level: a graded release's recording loads them by name): what a
-# student's batches show (not the draws themselves), and the training loop run on small seeded
-# models with a record of how the model ran on each kind of batch.
+# --- 1. training batches: random windows and their next characters ---------------------------
+
+
+def _get_batch(
+    ids: torch.Tensor, batch_size: int, block_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """ids [N] → x, y [batch_size, block_size]: windows of ids at random starts drawn with
+    `generator`, every window equally likely; y[b, t] is the token after x[b, t]."""
+    starts = torch.randint(len(ids) - block_size, (batch_size,), generator=generator)
+    x = torch.stack([ids[s : s + block_size] for s in starts])
+    y = torch.stack([ids[s + 1 : s + block_size + 1] for s in starts])
+    return x, y
+
+
+def _batch_inputs(g: torch.Generator) -> list[tuple[int, int, int, int, int]]:
+    """(n tokens, batch_size, block_size, draws, seed): a text with 12 possible windows, 400
+    rows drawn in all; and the notebook's batch size on a text with 100 windows, 1,800 rows.
+    Either way every start turns up (a miss has a probability below 10⁻⁵), so any uniform way
+    of drawing gives the same summary."""
+    return [(20, 4, 8, 100, 0), (140, 12, 40, 150, 5)]
+
+
+def _targets_not_shifted(ids, batch_size, block_size, generator):
+    x, _ = _get_batch(ids, batch_size, block_size, generator)
+    return x, x.clone()
+
+
+def _last_window_never_drawn(ids, batch_size, block_size, generator):
+    starts = torch.randint(len(ids) - block_size - 1, (batch_size,), generator=generator)
+    x = torch.stack([ids[s : s + block_size] for s in starts])
+    y = torch.stack([ids[s + 1 : s + block_size + 1] for s in starts])
+    return x, y
+
+
+def _window_past_the_end(ids, batch_size, block_size, generator):
+    starts = torch.randint(len(ids) - block_size + 1, (batch_size,), generator=generator)
+    x = torch.stack([ids[s : s + block_size] for s in starts])
+    y = torch.stack([ids[s + 1 : s + block_size + 1] for s in starts])
+    return x, y
+
+
+def _generator_ignored(ids, batch_size, block_size, generator):
+    return _get_batch(ids, batch_size, block_size, None)
+
+
 BATCH_SUMMARY = (
     "x's rows",
     "y's rows",
@@ -32,9 +74,17 @@ BATCH_SUMMARY = (
     "drawing with the same generator state twice",
     "drawing with another seed",
 )
+
+
 WINDOWS = ("windows of the text", "not all windows of the text")
+
+
 TARGETS = ("x's windows one token later", "not all x's windows one token later")
+
+
 SAME = ("the same batch twice", "two different batches")
+
+
 OTHER = ("another batch", "the same batch")
 
 
@@ -107,139 +157,6 @@ def _check_batch_shape(x: torch.Tensor, y: torch.Tensor, batch_size: int, block_
             )
 
 
-@dataclass(frozen=True)
-class LoopCase:
-    """One input of the `train` check: which small model, and the loop's settings."""
-
-    model: str  # "gpt": a one-layer GPT with dropout 0.2; "bigram": a table of logits
-    steps: int
-    lr: float
-    eval_every: int
-
-
-LOOP_RETURNS = (
-    "the loss of each step's batch",
-    "the steps of the estimates",
-    "the training estimates",
-    "the held-out estimates",
-    "how the model ran",
-)
-TRAINING = "training batches"
-FIXED = "fixed batches"
-GRAPHS_KEPT = "returned tensors that keep their graphs"
-
-
-class _Bigram(nn.Module):
-    """The smallest language model: a table of next-token logits. idx [B, T] → (logits
-    [B, T, V], mean cross-entropy or None)."""
-
-    def __init__(self, vocab_size: int) -> None:
-        super().__init__()
-        self.table = nn.Embedding(vocab_size, vocab_size)
-
-    def forward(self, idx, targets=None):
-        logits = self.table(idx)
-        loss = None if targets is None else F.cross_entropy(logits.flatten(0, 1), targets.flatten())
-        return logits, loss
-
-
-def loop_model(kind: str, vocab_size: int) -> nn.Module:
-    if kind == "bigram":
-        return _Bigram(vocab_size)
-    config = GPTConfig(
-        vocab_size=vocab_size, d_model=16, n_heads=2, n_layers=1, max_len=8, dropout=0.2
-    )
-    return GPT(config, init="pytorch")
-
-
-def run_loop(train: Callable[..., Any]) -> Callable[[LoopCase], tuple]:
-    """`adapt`: build the case's model (seeded), a batch source and fixed batches of two token
-    streams, run `train` with the dropout seeded, and return its curves as numbers with how the
-    model ran on each kind of batch (gradients, training or evaluation mode)."""
-
-    def run(case: LoopCase) -> tuple:
-        V, B, T = 11, 4, 8
-        data = torch.Generator().manual_seed(1)
-        text = (torch.arange(500) * 3 + torch.randint(2, (500,), generator=data)) % V  # learnable
-        train_ids, val_ids = text[:350], text[350:]
-        eval_batches = {
-            split: [tuple(t.contiguous() for t in sampler.sample()) for _ in range(3)]
-            for split, sampler in (
-                ("train", BatchSampler(train_ids, B, T, seed=2)),
-                ("val", BatchSampler(val_ids, B, T, seed=3)),
-            )
-        }
-        fixed = {x.data_ptr() for batches in eval_batches.values() for x, _ in batches}
-        handed: set[int] = set()
-        sampler = BatchSampler(train_ids, B, T, seed=4)
-
-        def get_batch() -> tuple[torch.Tensor, torch.Tensor]:
-            x, y = (t.contiguous() for t in sampler.sample())
-            handed.add(x.data_ptr())
-            return x, y
-
-        ran: set[str] = set()
-
-        def note(module: nn.Module, args: tuple) -> None:
-            ptr = args[0].data_ptr() if args and isinstance(args[0], torch.Tensor) else None
-            kind = FIXED if ptr in fixed else TRAINING if ptr in handed else "other inputs"
-            grad = "on" if torch.is_grad_enabled() else "off"
-            mode = "training" if module.training else "evaluation"
-            ran.add(f"{kind}: gradients {grad}, {mode} mode")
-
-        with torch.random.fork_rng(devices=[]):  # the notebook's own draws stay as they were
-            torch.manual_seed(0)
-            model = loop_model(case.model, V)
-            handle = model.register_forward_pre_hook(note)
-            torch.manual_seed(5)  # dropout's draws
-            try:
-                out = train(model, get_batch, eval_batches, case.steps, case.lr, case.eval_every)
-            finally:
-                handle.remove()
-        curves = _four_curves(out)
-        kept = any(isinstance(v, torch.Tensor) and v.requires_grad for c in curves for v in c)
-        how = tuple(sorted(ran)) + ((GRAPHS_KEPT,) if kept else ())
-        losses, steps, train_est, val_est = (
-            _numbers(name, c) for name, c in zip(LOOP_RETURNS, curves, strict=False)
-        )
-        return losses, [int(s) for s in steps], train_est, val_est, how
-
-    return run
-
-
-def _four_curves(out: object) -> tuple[Sequence, Sequence, Sequence, Sequence]:
-    if not (isinstance(out, tuple | list) and len(out) == 4):
-        raise CheckError(
-            "train",
-            "train should return four lists, (losses, eval_steps, train_estimates, "
-            f"val_estimates); it returned {describe(out)}",
-        )
-    for name, curve in zip(LOOP_RETURNS, out, strict=False):
-        if not isinstance(curve, Sequence) or isinstance(curve, str):
-            raise CheckError("train", f"{name} should be a list of numbers; got {describe(curve)}")
-    return tuple(out)
-
-
-def _numbers(name: str, curve: Sequence) -> list[float]:
-    try:
-        return [float(v.detach() if isinstance(v, torch.Tensor) else v) for v in curve]
-    except (TypeError, ValueError, RuntimeError):
-        kinds = sorted({describe(v) for v in curve})[:2]
-        raise CheckError(
-            "train",
-            f"{name} should be a list of numbers, one per step or estimate; it holds {kinds}",
-        ) from None
-
-
-RAN_WELL = {
-    TRAINING: f"{TRAINING}: gradients on, training mode",
-    FIXED: f"{FIXED}: gradients off, evaluation mode",
-}
-
-
-# --- properties: conditions any right answer meets (no reference needed) ---
-
-
 def windows_of_the_text(out: tuple, *_: object) -> str | None:
     if out[0] != WINDOWS[0]:
         return (
@@ -256,99 +173,6 @@ def targets_one_later(out: tuple, *_: object) -> str | None:
             "follows x[b, t] in the text"
         )
     return None
-
-
-def estimates_without_dropout_or_gradients(out: tuple, *_: object) -> str | None:
-    wrong = [line for line in out[4] if line.startswith(FIXED) and line != RAN_WELL[FIXED]]
-    if wrong:
-        return (
-            f"the estimates ran with {wrong[0].split(': ')[1]}: they measure the model as it "
-            "will be used, without dropout, and nothing is learned from them, so no gradients"
-        )
-    return None
-
-
-def training_with_gradients(out: tuple, *_: object) -> str | None:
-    wrong = [line for line in out[4] if line.startswith(TRAINING) and line != RAN_WELL[TRAINING]]
-    if wrong:
-        return (
-            f"the training batches ran with {wrong[0].split(': ')[1]}: a training step runs in "
-            "training mode (dropout on) with gradients on"
-        )
-    return None
-
-
-def plain_numbers(out: tuple, *_: object) -> str | None:
-    if GRAPHS_KEPT in out[4]:
-        return (
-            "your lists hold the loss tensors themselves; each keeps its whole computation "
-            "graph alive, so memory grows with every step. Keep plain Python numbers"
-        )
-    return None
-
-
-def between_one_and_v(out: object, logits: torch.Tensor, temperature: float) -> str | None:
-    if not isinstance(out, torch.Tensor) or out.shape != logits.shape[:1]:
-        shape = list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-        return f"expected one number per row, [B] = {list(logits.shape[:1])}, got {shape}"
-    V = logits.shape[-1]
-    if (out < 1 - 1e-4).any() or (out > V + 1e-3).any():
-        return f"the count of choices lies between 1 (a certain choice) and V = {V} (uniform)"
-    return None
-
-
-def a_kept_distribution(out: object, logits: torch.Tensor, p: float) -> str | None:
-    if not isinstance(out, torch.Tensor) or out.shape != logits.shape:
-        shape = list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-        return f"expected probabilities of the logits' shape {list(logits.shape)}, got {shape}"
-    if (out.gt(0).sum(dim=-1) == 0).any():
-        return "a row keeps no token at all: the most likely token always stays in the nucleus"
-    return None
-
-
-# --- 1. training batches: random windows and their next characters ---------------------------
-
-
-def _get_batch(
-    ids: torch.Tensor, batch_size: int, block_size: int, generator: torch.Generator
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """ids [N] → x, y [batch_size, block_size]: windows of ids at random starts drawn with
-    `generator`, every window equally likely; y[b, t] is the token after x[b, t]."""
-    starts = torch.randint(len(ids) - block_size, (batch_size,), generator=generator)
-    x = torch.stack([ids[s : s + block_size] for s in starts])
-    y = torch.stack([ids[s + 1 : s + block_size + 1] for s in starts])
-    return x, y
-
-
-def _batch_inputs(g: torch.Generator) -> list[tuple[int, int, int, int, int]]:
-    """(n tokens, batch_size, block_size, draws, seed): a text with 12 possible windows, 400
-    rows drawn in all; and the notebook's batch size on a text with 100 windows, 1,800 rows.
-    Either way every start turns up (a miss has a probability below 10⁻⁵), so any uniform way
-    of drawing gives the same summary."""
-    return [(20, 4, 8, 100, 0), (140, 12, 40, 150, 5)]
-
-
-def _targets_not_shifted(ids, batch_size, block_size, generator):
-    x, _ = _get_batch(ids, batch_size, block_size, generator)
-    return x, x.clone()
-
-
-def _last_window_never_drawn(ids, batch_size, block_size, generator):
-    starts = torch.randint(len(ids) - block_size - 1, (batch_size,), generator=generator)
-    x = torch.stack([ids[s : s + block_size] for s in starts])
-    y = torch.stack([ids[s + 1 : s + block_size + 1] for s in starts])
-    return x, y
-
-
-def _window_past_the_end(ids, batch_size, block_size, generator):
-    starts = torch.randint(len(ids) - block_size + 1, (batch_size,), generator=generator)
-    x = torch.stack([ids[s : s + block_size] for s in starts])
-    y = torch.stack([ids[s + 1 : s + block_size + 1] for s in starts])
-    return x, y
-
-
-def _generator_ignored(ids, batch_size, block_size, generator):
-    return _get_batch(ids, batch_size, block_size, None)
 
 
 register(
@@ -548,6 +372,16 @@ def _flawed_train(model, get_batch, eval_batches, steps, lr, eval_every, *, flaw
     return losses, eval_steps, train_estimates, val_estimates
 
 
+@dataclass(frozen=True)
+class LoopCase:
+    """One input of the `train` check: which small model, and the loop's settings."""
+
+    model: str  # "gpt": a one-layer GPT with dropout 0.2; "bigram": a table of logits
+    steps: int
+    lr: float
+    eval_every: int
+
+
 def _loop_inputs(g: torch.Generator) -> list[tuple[LoopCase]]:
     """A GPT with dropout (so that estimates in training mode differ) at two settings, and a
     table-of-logits model (no dropout, no `config`): a loop must not assume a GPT."""
@@ -560,6 +394,161 @@ def _loop_inputs(g: torch.Generator) -> list[tuple[LoopCase]]:
 
 def _flaw(name: str) -> Callable[..., Any]:
     return functools.partial(_flawed_train, flaw=name)
+
+
+LOOP_RETURNS = (
+    "the loss of each step's batch",
+    "the steps of the estimates",
+    "the training estimates",
+    "the held-out estimates",
+    "how the model ran",
+)
+
+
+TRAINING = "training batches"
+
+
+FIXED = "fixed batches"
+
+
+GRAPHS_KEPT = "returned tensors that keep their graphs"
+
+
+class _Bigram(nn.Module):
+    """The smallest language model: a table of next-token logits. idx [B, T] → (logits
+    [B, T, V], mean cross-entropy or None)."""
+
+    def __init__(self, vocab_size: int) -> None:
+        super().__init__()
+        self.table = nn.Embedding(vocab_size, vocab_size)
+
+    def forward(self, idx, targets=None):
+        logits = self.table(idx)
+        loss = None if targets is None else F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        return logits, loss
+
+
+def loop_model(kind: str, vocab_size: int) -> nn.Module:
+    if kind == "bigram":
+        return _Bigram(vocab_size)
+    config = GPTConfig(
+        vocab_size=vocab_size, d_model=16, n_heads=2, n_layers=1, max_len=8, dropout=0.2
+    )
+    return GPT(config, init="pytorch")
+
+
+def run_loop(train: Callable[..., Any]) -> Callable[[LoopCase], tuple]:
+    """`adapt`: build the case's model (seeded), a batch source and fixed batches of two token
+    streams, run `train` with the dropout seeded, and return its curves as numbers with how the
+    model ran on each kind of batch (gradients, training or evaluation mode)."""
+
+    def run(case: LoopCase) -> tuple:
+        V, B, T = 11, 4, 8
+        data = torch.Generator().manual_seed(1)
+        text = (torch.arange(500) * 3 + torch.randint(2, (500,), generator=data)) % V  # learnable
+        train_ids, val_ids = text[:350], text[350:]
+        eval_batches = {
+            split: [tuple(t.contiguous() for t in sampler.sample()) for _ in range(3)]
+            for split, sampler in (
+                ("train", BatchSampler(train_ids, B, T, seed=2)),
+                ("val", BatchSampler(val_ids, B, T, seed=3)),
+            )
+        }
+        fixed = {x.data_ptr() for batches in eval_batches.values() for x, _ in batches}
+        handed: set[int] = set()
+        sampler = BatchSampler(train_ids, B, T, seed=4)
+
+        def get_batch() -> tuple[torch.Tensor, torch.Tensor]:
+            x, y = (t.contiguous() for t in sampler.sample())
+            handed.add(x.data_ptr())
+            return x, y
+
+        ran: set[str] = set()
+
+        def note(module: nn.Module, args: tuple) -> None:
+            ptr = args[0].data_ptr() if args and isinstance(args[0], torch.Tensor) else None
+            kind = FIXED if ptr in fixed else TRAINING if ptr in handed else "other inputs"
+            grad = "on" if torch.is_grad_enabled() else "off"
+            mode = "training" if module.training else "evaluation"
+            ran.add(f"{kind}: gradients {grad}, {mode} mode")
+
+        with torch.random.fork_rng(devices=[]):  # the notebook's own draws stay as they were
+            torch.manual_seed(0)
+            model = loop_model(case.model, V)
+            handle = model.register_forward_pre_hook(note)
+            torch.manual_seed(5)  # dropout's draws
+            try:
+                out = train(model, get_batch, eval_batches, case.steps, case.lr, case.eval_every)
+            finally:
+                handle.remove()
+        curves = _four_curves(out)
+        kept = any(isinstance(v, torch.Tensor) and v.requires_grad for c in curves for v in c)
+        how = tuple(sorted(ran)) + ((GRAPHS_KEPT,) if kept else ())
+        losses, steps, train_est, val_est = (
+            _numbers(name, c) for name, c in zip(LOOP_RETURNS, curves, strict=False)
+        )
+        return losses, [int(s) for s in steps], train_est, val_est, how
+
+    return run
+
+
+def _four_curves(out: object) -> tuple[Sequence, Sequence, Sequence, Sequence]:
+    if not (isinstance(out, tuple | list) and len(out) == 4):
+        raise CheckError(
+            "train",
+            "train should return four lists, (losses, eval_steps, train_estimates, "
+            f"val_estimates); it returned {describe(out)}",
+        )
+    for name, curve in zip(LOOP_RETURNS, out, strict=False):
+        if not isinstance(curve, Sequence) or isinstance(curve, str):
+            raise CheckError("train", f"{name} should be a list of numbers; got {describe(curve)}")
+    return tuple(out)
+
+
+def _numbers(name: str, curve: Sequence) -> list[float]:
+    try:
+        return [float(v.detach() if isinstance(v, torch.Tensor) else v) for v in curve]
+    except (TypeError, ValueError, RuntimeError):
+        kinds = sorted({describe(v) for v in curve})[:2]
+        raise CheckError(
+            "train",
+            f"{name} should be a list of numbers, one per step or estimate; it holds {kinds}",
+        ) from None
+
+
+RAN_WELL = {
+    TRAINING: f"{TRAINING}: gradients on, training mode",
+    FIXED: f"{FIXED}: gradients off, evaluation mode",
+}
+
+
+def estimates_without_dropout_or_gradients(out: tuple, *_: object) -> str | None:
+    wrong = [line for line in out[4] if line.startswith(FIXED) and line != RAN_WELL[FIXED]]
+    if wrong:
+        return (
+            f"the estimates ran with {wrong[0].split(': ')[1]}: they measure the model as it "
+            "will be used, without dropout, and nothing is learned from them, so no gradients"
+        )
+    return None
+
+
+def training_with_gradients(out: tuple, *_: object) -> str | None:
+    wrong = [line for line in out[4] if line.startswith(TRAINING) and line != RAN_WELL[TRAINING]]
+    if wrong:
+        return (
+            f"the training batches ran with {wrong[0].split(': ')[1]}: a training step runs in "
+            "training mode (dropout on) with gradients on"
+        )
+    return None
+
+
+def plain_numbers(out: tuple, *_: object) -> str | None:
+    if GRAPHS_KEPT in out[4]:
+        return (
+            "your lists hold the loss tensors themselves; each keeps its whole computation "
+            "graph alive, so memory grows with every step. Keep plain Python numbers"
+        )
+    return None
 
 
 register(
@@ -789,6 +778,16 @@ def _temperature_on_log_probs(logits: torch.Tensor, temperature: float) -> torch
     return torch.exp(-(log_probs.exp() * log_probs).sum(dim=-1))
 
 
+def between_one_and_v(out: object, logits: torch.Tensor, temperature: float) -> str | None:
+    if not isinstance(out, torch.Tensor) or out.shape != logits.shape[:1]:
+        shape = list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        return f"expected one number per row, [B] = {list(logits.shape[:1])}, got {shape}"
+    V = logits.shape[-1]
+    if (out < 1 - 1e-4).any() or (out > V + 1e-3).any():
+        return f"the count of choices lies between 1 (a certain choice) and V = {V} (uniform)"
+    return None
+
+
 register(
     Exercise(
         name="effective-choices",
@@ -959,6 +958,15 @@ def _left_sorted(logits, p):
 def _least_likely(logits, p):
     keep = _kept_wrongly(logits, p, "ascending", crossing=True)
     return logits.masked_fill(~keep, float("-inf")).softmax(-1)
+
+
+def a_kept_distribution(out: object, logits: torch.Tensor, p: float) -> str | None:
+    if not isinstance(out, torch.Tensor) or out.shape != logits.shape:
+        shape = list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        return f"expected probabilities of the logits' shape {list(logits.shape)}, got {shape}"
+    if (out.gt(0).sum(dim=-1) == 0).any():
+        return "a row keeps no token at all: the most likely token always stays in the nucleus"
+    return None
 
 
 register(
