@@ -372,6 +372,10 @@ def test_an_answer_through_a_library_route_is_refused(name, route, answer):
 @pytest.mark.parametrize("name", [n for n in EXERCISES if REGISTRY[n].forbidden])
 def test_every_forbidden_route_is_tried_by_an_answer(name):
     """Each route an exercise lists is named in the refusal of at least one answer above."""
+    assert name in ROUTES, (
+        f"{name} forbids {[r.target for r in REGISTRY[name].forbidden]}: add ROUTES[{name!r}] "
+        "above, an answer that takes each route (docs/authoring.md, step 3)"
+    )
     messages = [refusal_of(name, answer) for answer in ROUTES[name].values()]
     for route in REGISTRY[name].forbidden:
         if route.called in "".join(messages):

@@ -106,13 +106,24 @@ def _number(value: float) -> str:
     return f"{value:z.6g}"
 
 
+def _apart(yours: float, reference: float) -> tuple[str, str]:
+    """The two numbers to 6 significant digits, or to as many more as it takes to tell them
+    apart (6442450945 and 6442450944 both read 6.44245e+09 at 6)."""
+    for digits in range(6, 18):
+        shown = f"{yours:z.{digits}g}", f"{reference:z.{digits}g}"
+        if shown[0] != shown[1]:
+            break
+    return shown
+
+
 def value_difference(got: Any, expected: Any) -> str:
     """How one tensor or number differs from the reference: where, and by how much."""
     g, e = as_tensor(got), as_tensor(expected)
     if g is None or e is None or g.shape != e.shape:
         return f"expected {describe(expected)}, got {describe(got)}"
     if g.dim() == 0:
-        return f"yours is {_number(g.item())}, the reference's is {_number(e.item())}"
+        yours, reference = _apart(g.item(), e.item())
+        return f"yours is {yours}, the reference's is {reference}"
     if g.dtype == torch.bool and e.dtype == torch.bool:
         wrong = torch.nonzero(g != e)
         first = tuple(int(i) for i in wrong[0])
@@ -123,9 +134,10 @@ def value_difference(got: Any, expected: Any) -> str:
     gap = (g.double() - e.double()).abs()
     flat = int(torch.argmax(torch.nan_to_num(gap, nan=float("inf"))))
     where = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), gap.shape))
+    yours, reference = _apart(g[where].item(), e[where].item())
     return (
         f"largest difference {gap[where].item():z.3g} at index {list(where)} "
-        f"(yours {_number(g[where].item())}, the reference's {_number(e[where].item())})"
+        f"(yours {yours}, the reference's {reference})"
     )
 
 

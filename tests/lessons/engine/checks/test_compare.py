@@ -52,6 +52,15 @@ def test_numbers_are_told_with_both_values():
     )
 
 
+def test_numbers_that_agree_to_six_digits_are_told_with_the_digits_that_differ():
+    """A byte count off by one reads as two different numbers, not 6.44245e+09 twice."""
+    assert difference(6_442_450_945, 6_442_450_944, 0, 0).endswith(
+        "yours is 6442450945, the reference's is 6442450944"
+    )
+    close = torch.tensor([1.0, 1.0000001], dtype=torch.float64)
+    assert "(yours 1.0000001, the reference's 1)" in difference(close, torch.ones(2), 0, 0)
+
+
 def test_boolean_tensors_count_the_entries_that_differ():
     expected = torch.ones(3, 3, dtype=torch.bool).tril()
     got = expected.clone()
